@@ -1,0 +1,11 @@
+//! `copilot-bridge`: a stdio MCP server that lets any MCP client delegate coding work to the
+//! GitHub Copilot CLI over the Agent Client Protocol, plus the command-line subcommands around it.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+/// Command-line parsing and subcommand dispatch.
+mod cli;
+/// The MCP server: identity, capabilities and tool routing.
+mod server;
+
+pub use crate::cli::{Cli, main_entry};
+pub use crate::server::BridgeServer;

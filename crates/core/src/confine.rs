@@ -1,0 +1,1 @@
+//! confine (being written).

@@ -1,0 +1,1 @@
+//! redact (being written).

@@ -1,0 +1,14 @@
+//! Helpers shared by the workspace's tests: finding the built binaries and talking raw MCP
+//! (JSON-RPC over NDJSON) to a spawned server. Panicking on a broken test setup is the point here.
+#![expect(
+    clippy::expect_used,
+    reason = "test helpers fail the test loudly on a broken setup"
+)]
+
+/// Locating the workspace's binaries from a test executable.
+mod binaries;
+/// A spawned MCP server driven line by line over stdio.
+mod mcp_process;
+
+pub use crate::binaries::binary_path;
+pub use crate::mcp_process::{McpProcess, READ_TIMEOUT};

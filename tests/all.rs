@@ -1,0 +1,3 @@
+//! End-to-end suites: each spawns the real binaries over stdio.
+
+mod suite;

@@ -1,0 +1,3 @@
+//! One module per area under test.
+
+mod stdio_servers;
