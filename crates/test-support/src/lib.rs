@@ -9,6 +9,9 @@
 mod binaries;
 /// A spawned MCP server driven line by line over stdio.
 mod mcp_process;
+/// Locating the external test peers installed by `scripts/peers.sh`.
+mod peers;
 
 pub use crate::binaries::binary_path;
 pub use crate::mcp_process::{McpProcess, READ_TIMEOUT};
+pub use crate::peers::{peer, peers_dir, python};

@@ -1,0 +1,33 @@
+//! Locates the external test peers that `scripts/peers.sh` installs under `target/peers`: the
+//! official MCP Python SDK, the real Copilot CLI and the real OpenClaw gateway.
+
+use std::path::PathBuf;
+
+/// The directory `scripts/peers.sh` installs into: `BRIDGE_PEERS_DIR`, else `target/peers`.
+pub fn peers_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("BRIDGE_PEERS_DIR") {
+        return PathBuf::from(dir);
+    }
+    let exe = std::env::current_exe().expect("the test executable has a path");
+    // target/<profile>/deps/<test> → target/peers
+    exe.ancestors()
+        .nth(3)
+        .expect("test executables live in target/<profile>/deps")
+        .join("peers")
+}
+
+/// Returns `relative` under the peers directory, panicking with the fix when it is missing.
+pub fn peer(relative: &str) -> PathBuf {
+    let path = peers_dir().join(relative);
+    assert!(
+        path.exists(),
+        "test peer {} is missing: run `scripts/peers.sh` (or the README's test command) first",
+        path.display()
+    );
+    path
+}
+
+/// The Python interpreter of the virtualenv that holds the official MCP SDK.
+pub fn python() -> PathBuf {
+    peer("python/bin/python")
+}
