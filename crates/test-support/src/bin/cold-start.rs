@@ -50,7 +50,10 @@ fn main() -> anyhow::Result<()> {
         .file_name()
         .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned());
     let mut out = std::io::stdout().lock();
-    writeln!(out, "| server | runs | median ms | p90 ms | min ms | max ms |")?;
+    writeln!(
+        out,
+        "| server | runs | median ms | p90 ms | min ms | max ms |"
+    )?;
     writeln!(out, "|---|---|---|---|---|---|")?;
     writeln!(
         out,
