@@ -1,11 +1,14 @@
 //! Command-line parsing and dispatch: `serve` (the default) runs the MCP server on stdio; the
 //! other subcommands are tools for people at a terminal.
 
+use std::borrow::Cow;
+use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use bridge_core::config::{Config, EnvLayer, Overrides};
+use bridge_core::redact::Redactor;
 use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
 
@@ -71,6 +74,13 @@ impl GlobalArgs {
 pub enum Command {
     /// Serve MCP on stdin/stdout (the default).
     Serve,
+    /// Copy stdin to stdout with secrets redacted, line for line (for scrubbing logs).
+    Redact {
+        /// Treat each line as a JSON value and redact its strings, so every line stays valid
+        /// JSON; lines that are not JSON are redacted as text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Parses the command line, runs it, and maps the outcome to an exit code.
@@ -97,6 +107,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     bridge_core::logging::init_stderr(config.log_level.tracing_directive());
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(),
+        Command::Redact { json } => redact(json),
     }
 }
 
@@ -116,4 +127,39 @@ fn serve() -> anyhow::Result<ExitCode> {
             .context("MCP service stopped with an error")?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Streams stdin to stdout through the redactor. Lines are read as bytes so that invalid UTF-8
+/// never stops a log scrub: such bytes become U+FFFD, which is also safer than passing them on.
+fn redact(json: bool) -> anyhow::Result<ExitCode> {
+    let redactor = Redactor::shared();
+    let mut stdin = std::io::stdin().lock();
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if stdin
+            .read_until(b'\n', &mut line)
+            .context("cannot read stdin")?
+            == 0
+        {
+            break;
+        }
+        let had_newline = line.last() == Some(&b'\n');
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\n', '\r']);
+        let out = if json {
+            Cow::Owned(redactor.redact_json_line(text))
+        } else {
+            redactor.redact(text)
+        };
+        stdout
+            .write_all(out.as_bytes())
+            .context("cannot write stdout")?;
+        if had_newline {
+            stdout.write_all(b"\n").context("cannot write stdout")?;
+        }
+    }
+    stdout.flush().context("cannot write stdout")?;
+    Ok(ExitCode::SUCCESS)
 }
