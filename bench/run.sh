@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Reruns every benchmark and prints the tables that BENCHMARKS.md records.
+# Usage: bench/run.sh [cold-start|core|all]   (default: all)
+# Results depend on the machine; BENCHMARKS.md says which one produced its numbers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-all}"
+
+section() { printf '\n## %s\n\n' "$*"; }
+
+cargo build --release --workspace --bins --quiet
+
+if [[ "$what" == all || "$what" == cold-start ]]; then
+    section "Cold start: spawn → initialize response (release build)"
+    for server in copilot-bridge openclaw-memory; do
+        target/release/cold-start --runs 200 "target/release/$server" | tail -n +$([[ $server == copilot-bridge ]] && echo 1 || echo 3)
+    done
+fi
+
+if [[ "$what" == all || "$what" == core ]]; then
+    section "bridge-core criterion benchmarks"
+    cargo bench --quiet -p bridge-core 2>/dev/null | grep -E '^[a-z_/ -]+|time:|thrpt:' || true
+fi
