@@ -29,6 +29,12 @@
 //! project files, and on Linux `fs.protected_hardlinks` already stops people linking files they
 //! could not read themselves.
 //!
+//! **Limits of the guarantee.** Mount points inside the root are crossed like directories
+//! (`RESOLVE_BENEATH` does not stop at them): what is mounted inside the root is the
+//! administrator's choice. Where `openat2` is missing or blocked (old kernels, some seccomp
+//! profiles) cap-std falls back to its own walk with `O_NOFOLLOW` at each step, which keeps the
+//! same confinement at some speed cost.
+//!
 //! **Special files.** FIFOs, sockets and devices are never read or written: their type is checked
 //! before opening and again on the opened handle, and reads open with `O_NONBLOCK` so a FIFO
 //! swapped in between cannot block the call.

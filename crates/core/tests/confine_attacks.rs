@@ -989,3 +989,20 @@ fn symlink_swap_race_never_lets_a_write_or_listing_reach_outside() -> anyhow::Re
     assert_eq!(snapshot_outside(&race.fx.base)?, before);
     Ok(())
 }
+
+#[test]
+fn root_must_be_an_existing_directory() -> anyhow::Result<()> {
+    let fx = fixture()?;
+    for path in [fx.ws.join("hello.txt"), fx.ws.join("missing")] {
+        match Root::open(&path) {
+            Err(err @ ConfineError::RootUnavailable { .. }) => {
+                assert!(err.to_string().contains("check that it exists"), "{err}");
+            }
+            other => panic!(
+                "{}: expected RootUnavailable, got {other:?}",
+                path.display()
+            ),
+        }
+    }
+    Ok(())
+}
