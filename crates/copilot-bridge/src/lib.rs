@@ -6,6 +6,8 @@
 mod cli;
 /// The MCP server: identity, capabilities and tool routing.
 mod server;
+/// The MCP tools, one file per group.
+mod tools;
 
 pub use crate::cli::{Cli, main_entry};
 pub use crate::server::BridgeServer;
