@@ -1,0 +1,33 @@
+//! The task orchestrator: turn a model's plan for a big task into a dependency graph and run it
+//! through a caller-supplied [`TaskRunner`] with a bounded number of parallel sessions.
+//!
+//! Nothing here knows about Copilot: the bridge supplies the runner, asks the model for a plan
+//! with [`planning_prompt`], and returns the [`Report`] as structured content. The flow:
+//!
+//! 1. [`Planned::from_reply`] parses the model's reply leniently ([`parse_plan`]), validates it
+//!    with Kahn's algorithm ([`Dag::new`]) and falls back to a single-task plan on any failure,
+//!    recording why ([`PlanFallback`]).
+//! 2. [`Planned::run`] (or [`run`] on a bare [`Dag`]) schedules the tasks `eager`ly or in
+//!    `waves`, streams [`Event`]s, and returns the [`Report`].
+
+mod dag;
+mod event;
+mod fallback;
+mod plan;
+mod prompt;
+mod report;
+mod schedule;
+
+pub use self::dag::{CriticalPath, Dag, DagError};
+pub use self::event::{Event, SkipReason};
+pub use self::fallback::{PlanFallback, Planned};
+pub use self::plan::{
+    Complexity, MAX_REPLY_BYTES, MAX_TASKS, ParsedPlan, Plan, PlanError, PlanWarning, TaskId,
+    TaskSpec, parse_plan, parse_plan_value,
+};
+pub use self::prompt::{MAX_DEPENDENCY_SUMMARY_CHARS, planning_prompt, subtask_prompt};
+pub use self::report::{Report, StopReason, TaskReport, TaskStatus};
+pub use self::schedule::{
+    Concurrency, ConcurrencyError, DEFAULT_CANCEL_GRACE, DependencyResult, RunOptions, Strategy,
+    StrategyError, TaskContext, TaskOutcome, TaskRunner, run,
+};
