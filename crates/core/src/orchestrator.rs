@@ -9,6 +9,29 @@
 //!    recording why ([`PlanFallback`]).
 //! 2. [`Planned::run`] (or [`run`] on a bare [`Dag`]) schedules the tasks `eager`ly or in
 //!    `waves`, streams [`Event`]s, and returns the [`Report`].
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use bridge_core::orchestrator::{Planned, RunOptions, TaskContext, TaskOutcome, subtask_prompt};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let goal = "ship the feature";
+//! let reply = r#"Plan: {"tasks":[{"id":"t1","description":"write it"},
+//!     {"id":"t2","description":"test it"}],"dependencies":{"t2":["t1"]}}"#;
+//! let planned = Planned::from_reply(goal, reply);
+//! assert!(planned.fallback.is_none());
+//! let runner = move |task: TaskContext| async move {
+//!     let _prompt = subtask_prompt(goal, &task); // what the bridge sends to a session
+//!     TaskOutcome::success(format!("{} done", task.task.id))
+//! };
+//! let cancel = CancellationToken::new();
+//! let report = planned.run(Arc::new(runner), &RunOptions::default(), &cancel, |_event| {}).await;
+//! assert_eq!(report.summary, "2/2 tasks succeeded, 0 skipped, 0 failed");
+//! # }
+//! ```
 
 mod dag;
 mod event;

@@ -224,8 +224,9 @@ impl Default for RunOptions {
 /// Runs every task of `dag` through `runner` and reports what happened.
 ///
 /// Never fails: failures, skips and cancellation are recorded in the [`Report`]. Each task runs
-/// in a spawned tokio task, so this must be called inside a tokio runtime. `on_event` is called
-/// from the dispatcher, in order, and should not block (send into a channel).
+/// in a spawned tokio task, so this must be called inside a tokio runtime; dropping the returned
+/// future aborts every task still running. `on_event` is called from the dispatcher, in order,
+/// and should not block (send into a channel).
 pub async fn run<R>(
     dag: &Dag,
     runner: Arc<R>,
@@ -330,6 +331,10 @@ impl<'a, E: FnMut(Event) + Send> Dispatcher<'a, E> {
             }
         }
         loop {
+            // Checked before dispatching so a token cancelled before the run starts nothing.
+            if self.stopped.is_none() && self.token.is_cancelled() {
+                self.stop(StopReason::Cancelled);
+            }
             if self.stopped.is_none() {
                 self.start_ready_tasks(runner);
             }
@@ -1059,6 +1064,22 @@ mod tests {
         assert_eq!(
             report.task("c").map(|task| task.summary.as_str()),
             Some("not started: the orchestration was cancelled")
+        );
+        Ok(())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn token_cancelled_before_the_run_starts_no_task() -> anyhow::Result<()> {
+        let dag = dag(&["a", "b"], &[])?;
+        let runner = Arc::new(FakeRunner::new(&[]));
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let (report, _) = run_collecting(&dag, &runner, &RunOptions::default(), &cancel).await;
+        assert_eq!(runner.log().len(), 0);
+        assert_eq!(report.stopped, Some(StopReason::Cancelled));
+        assert_eq!(
+            report.summary,
+            "0/2 tasks succeeded, 0 skipped, 0 failed, 2 cancelled"
         );
         Ok(())
     }
