@@ -6,6 +6,8 @@
 mod cli;
 /// The MCP server: identity, capabilities and tool routing.
 mod server;
+/// The session store behind `sessionId` continuation.
+pub mod sessions;
 /// The MCP tools, one file per group.
 mod tools;
 
