@@ -395,6 +395,14 @@ mod tests {
     }
 
     #[test]
+    fn default_retry_budget_agrees_with_config() {
+        assert_eq!(
+            RetryPolicy::default().max_retries,
+            crate::config::DEFAULT_MAX_RETRIES
+        );
+    }
+
+    #[test]
     fn delay_grows_exponentially_within_jitter_and_cap() {
         let policy = RetryPolicy {
             max_retries: 10,
