@@ -168,12 +168,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_and_defaults_agree_with_config() {
-        assert_eq!(DEPTH_ENV, crate::config::DEPTH_VARIABLE);
-        assert_eq!(DEFAULT_MAX_DEPTH, crate::config::DEFAULT_MAX_DEPTH);
-    }
-
-    #[test]
     fn unset_environment_means_depth_zero() -> anyhow::Result<()> {
         assert_eq!(CallDepth::inherited(None)?, CallDepth::new(0));
         Ok(())
