@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use bridge_core::audit::AuditLog;
 use bridge_core::config::{Config, EnvLayer, Overrides};
+use bridge_core::policy::Policy;
 use bridge_core::redact::Redactor;
 use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
@@ -117,15 +119,30 @@ fn serve(config: Config) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let policy = match &config.policy_file {
+        Some(path) => Policy::load(path)?,
+        None => Policy::default(),
+    };
     runtime.block_on(async {
-        let service = BridgeServer::new(config, cwd)
+        let audit =
+            AuditLog::open(&config.audit_dir, env!("CARGO_PKG_NAME")).with_context(|| {
+                format!(
+                    "cannot open the audit log in {}; set COPILOT_AUDIT_LOG_DIR to a writable \
+                 directory",
+                    config.audit_dir.display()
+                )
+            })?;
+        let server = BridgeServer::new(config, cwd, policy, audit.clone());
+        let service = server
             .serve(rmcp::transport::stdio())
             .await
             .context("MCP handshake on stdio failed")?;
-        service
-            .waiting()
+        let outcome = service.waiting().await;
+        audit
+            .shutdown()
             .await
-            .context("MCP service stopped with an error")?;
+            .context("cannot finish writing the audit log")?;
+        outcome.context("MCP service stopped with an error")?;
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -4,12 +4,20 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
+use bridge_core::audit::AuditLog;
 use bridge_core::config::Config;
 use bridge_core::confine::Root;
-use bridge_mcp::{ToolError, plain_input_schemas};
+use bridge_core::depth::CallDepth;
+use bridge_core::policy::{Policy, ToolKind};
+use bridge_mcp::{CallShape, Envelope, EnvelopeSettings, ToolError, plain_input_schemas};
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, tool_handler};
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, JsonObject, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
 
 /// Instructions sent to MCP clients in the `initialize` response.
 const INSTRUCTIONS: &str = "Delegates coding work to GitHub Copilot (the Copilot CLI over ACP) \
@@ -26,6 +34,7 @@ pub struct BridgeServer {
 #[derive(Debug)]
 struct Shared {
     config: Config,
+    envelope: Envelope,
     /// Where the workspace root is; opened on first use so a missing directory is reported to
     /// the caller of a file tool rather than stopping the server.
     workspace_path: PathBuf,
@@ -34,18 +43,37 @@ struct Shared {
 
 impl BridgeServer {
     /// Creates the server; `cwd` is the workspace root when the configuration names none.
-    pub fn new(config: Config, cwd: PathBuf) -> Self {
+    /// Every call is audited to `audit` and judged by `policy`.
+    pub fn new(config: Config, cwd: PathBuf, policy: Policy, audit: AuditLog) -> Self {
         let workspace_path = config.workspace.clone().unwrap_or(cwd);
         let mut tool_router = Self::files_router();
         plain_input_schemas(&mut tool_router);
+        let envelope = Envelope::new(
+            EnvelopeSettings {
+                server: env!("CARGO_PKG_NAME"),
+                inherited_depth: CallDepth::inherited(config.inherited_depth.as_deref()),
+                max_depth: config.max_depth,
+                policy: Arc::new(policy),
+                workspace: Some(workspace_path.clone()),
+                output_limit_bytes: config.output_limit_bytes,
+                describe,
+            },
+            audit,
+        );
         Self {
             shared: Arc::new(Shared {
                 config,
+                envelope,
                 workspace_path,
                 workspace: OnceLock::new(),
             }),
             tool_router,
         }
+    }
+
+    /// The audit log every call is recorded in (drain it at shutdown).
+    pub fn audit(&self) -> &AuditLog {
+        self.shared.envelope.audit()
     }
 
     /// The resolved configuration.
@@ -77,5 +105,45 @@ impl ServerHandler for BridgeServer {
                 env!("CARGO_PKG_VERSION"),
             ))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let call = ToolCallContext::new(self, request, context);
+        self.shared.envelope.call(&self.tool_router, call).await
+    }
+}
+
+/// What each tool does, for the permission policy.
+fn describe(tool: &str, arguments: &JsonObject) -> CallShape {
+    let path = |key: &str, default: Option<&str>| -> Vec<PathBuf> {
+        arguments
+            .get(key)
+            .and_then(serde_json::Value::as_str)
+            .or(default)
+            .map(PathBuf::from)
+            .into_iter()
+            .collect()
+    };
+    match tool {
+        "copilot_read_file" => CallShape {
+            kind: ToolKind::Read,
+            paths: path("path", None),
+        },
+        "copilot_list_files" => CallShape {
+            kind: ToolKind::Read,
+            paths: path("directory", Some(".")),
+        },
+        "copilot_create_file" => CallShape {
+            kind: ToolKind::Edit,
+            paths: path("path", None),
+        },
+        _ => CallShape {
+            kind: ToolKind::Other,
+            paths: Vec::new(),
+        },
     }
 }

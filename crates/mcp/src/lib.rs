@@ -7,6 +7,8 @@
 mod answer;
 /// Running blocking file work off the async threads.
 mod blocking;
+/// The envelope every tool call passes through: depth, policy, audit, redaction.
+mod envelope;
 /// Input schemas every MCP client accepts.
 mod schema;
 /// The error type of every tool.
@@ -14,5 +16,6 @@ mod tool_error;
 
 pub use crate::answer::Answer;
 pub use crate::blocking::blocking;
+pub use crate::envelope::{CallShape, Describe, Envelope, EnvelopeSettings};
 pub use crate::schema::plain_input_schemas;
-pub use crate::tool_error::ToolError;
+pub use crate::tool_error::{ToolError, error_chain};

@@ -1,0 +1,358 @@
+//! The envelope every tool call passes through, the same for both servers: unknown tools are
+//! named, the call depth is checked (loops through other programs are refused), the call itself
+//! is judged by the permission policy, the call is audited before and after, argument errors
+//! are explained, and everything returned is redacted and cut to the output limit.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bridge_core::audit::{AuditEntry, AuditLog, Hook};
+use bridge_core::depth::{CallDepth, DEPTH_ARGUMENT, DepthError};
+use bridge_core::policy::{Decision, Policy, PolicyRequest, ToolKind};
+use bridge_core::redact::{Redactor, truncate};
+use rmcp::ErrorData;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, JsonObject};
+use serde_json::Value;
+
+/// What a tool call does, as the permission policy needs to see it.
+#[derive(Debug, Clone)]
+pub struct CallShape {
+    /// The kind of action.
+    pub kind: ToolKind,
+    /// Paths the call touches (relative ones are taken from the workspace root).
+    pub paths: Vec<PathBuf>,
+}
+
+/// Describes a call of a tool for the policy: given the tool name and its arguments.
+pub type Describe = fn(&str, &JsonObject) -> CallShape;
+
+/// The settings of an [`Envelope`].
+#[derive(Debug, Clone)]
+pub struct EnvelopeSettings {
+    /// The server's name, as written in audit records.
+    pub server: &'static str,
+    /// The depth this process was started at (from its environment), or why it is unusable.
+    pub inherited_depth: Result<CallDepth, DepthError>,
+    /// Calls at this depth or deeper are refused.
+    pub max_depth: u32,
+    /// The permission policy.
+    pub policy: Arc<Policy>,
+    /// The workspace root the policy checks paths against, if any.
+    pub workspace: Option<PathBuf>,
+    /// Cap on each text returned, in bytes.
+    pub output_limit_bytes: usize,
+    /// How to describe a call to the policy.
+    pub describe: Describe,
+}
+
+/// The envelope. Cheap to share behind an `Arc`.
+#[derive(Debug)]
+pub struct Envelope {
+    settings: EnvelopeSettings,
+    audit: AuditLog,
+}
+
+/// A refusal before the tool ran, and the audit hook it is recorded under.
+struct Refusal {
+    hook: Hook,
+    decision: &'static str,
+    message: String,
+}
+
+impl Envelope {
+    /// An envelope writing audit records to `audit`.
+    pub fn new(settings: EnvelopeSettings, audit: AuditLog) -> Self {
+        Self { settings, audit }
+    }
+
+    /// The audit log, so the server can drain it at shutdown.
+    pub fn audit(&self) -> &AuditLog {
+        &self.audit
+    }
+
+    /// Runs one tool call through `router` inside the envelope.
+    pub async fn call<S: Send + Sync + 'static>(
+        &self,
+        router: &ToolRouter<S>,
+        call: ToolCallContext<'_, S>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let started = Instant::now();
+        let tool = call.name.to_string();
+        let arguments = call.arguments.clone().unwrap_or_default();
+
+        if !router.has_route(&tool) {
+            let names: Vec<String> = router
+                .list_all()
+                .into_iter()
+                .map(|t| t.name.into())
+                .collect();
+            let message = format!(
+                "unknown tool `{tool}`; this server offers {}",
+                names.join(", ")
+            );
+            self.record(&tool, Hook::Error, 0, |e| {
+                e.decision = Some("error".into());
+                e.reason = Some(message.clone());
+            })
+            .await;
+            return Err(ErrorData::invalid_params(message, None));
+        }
+
+        let depth = match self.admit(&tool, &arguments) {
+            Ok(depth) => depth,
+            Err((refusal, depth)) => {
+                self.record(&tool, refusal.hook, depth, |e| {
+                    e.decision = Some(refusal.decision.into());
+                    e.reason = Some(refusal.message.clone());
+                    e.input = Some(Value::Object(arguments.clone()));
+                    e.elapsed_ms = Some(elapsed_ms(started));
+                })
+                .await;
+                return Ok(CallToolResult::error(vec![ContentBlock::text(refusal.message)]).into());
+            }
+        };
+        self.record(&tool, Hook::Pre, depth, |e| {
+            e.decision = Some("allow".into());
+            e.input = Some(Value::Object(arguments.clone()));
+        })
+        .await;
+
+        let mut response = router.call(call).await;
+        if let Ok(CallToolResponse::Complete(result)) = &mut response {
+            if result.is_error == Some(true) {
+                explain_argument_error(&tool, router, result);
+            }
+            self.clean(result);
+        }
+        let (hook, decision, output) = match &response {
+            Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
+                (Hook::Error, "error", text_of(result))
+            }
+            Ok(CallToolResponse::Complete(result)) => (Hook::Post, "allow", text_of(result)),
+            Ok(_) => (Hook::Post, "allow", String::new()),
+            Err(error) => (Hook::Error, "error", error.message.to_string()),
+        };
+        self.record(&tool, hook, depth, |e| {
+            e.decision = Some(decision.into());
+            e.output = Some(Value::String(output));
+            e.elapsed_ms = Some(elapsed_ms(started));
+        })
+        .await;
+        response
+    }
+
+    /// Depth and policy checks; on refusal, the refusal and the depth to record.
+    fn admit(&self, tool: &str, arguments: &JsonObject) -> Result<u32, (Refusal, u32)> {
+        let settings = &self.settings;
+        let inherited = match &settings.inherited_depth {
+            Ok(depth) => *depth,
+            Err(err) => {
+                return Err((
+                    Refusal {
+                        hook: Hook::Denied,
+                        decision: "deny",
+                        message: err.to_string(),
+                    },
+                    u32::MAX,
+                ));
+            }
+        };
+        let argument =
+            CallDepth::argument_from_json(arguments.get(DEPTH_ARGUMENT)).map_err(|e| {
+                let refusal = Refusal {
+                    hook: Hook::Denied,
+                    decision: "deny",
+                    message: e.to_string(),
+                };
+                (refusal, inherited.get())
+            })?;
+        let depth = CallDepth::effective(argument, inherited);
+        depth.check(settings.max_depth).map_err(|e| {
+            let refusal = Refusal {
+                hook: Hook::Denied,
+                decision: "deny",
+                message: e.to_string(),
+            };
+            (refusal, depth.get())
+        })?;
+
+        let shape = (settings.describe)(tool, arguments);
+        let paths: Vec<PathBuf> = shape
+            .paths
+            .iter()
+            .map(|p| absolute(settings.workspace.as_deref(), p))
+            .collect();
+        let text = Value::Object(arguments.clone()).to_string();
+        let decision = settings.policy.evaluate(&PolicyRequest {
+            tool,
+            kind: shape.kind,
+            text: &text,
+            paths: &paths,
+            workspace: settings.workspace.as_deref(),
+        });
+        match decision {
+            Decision::Allow => Ok(depth.get()),
+            Decision::Deny { reason } => Err((
+                Refusal {
+                    hook: Hook::Denied,
+                    decision: "deny",
+                    message: format!("the permission policy refused {tool}: {reason}"),
+                },
+                depth.get(),
+            )),
+            // MCP elicitation is not wired yet, so nobody can be asked: fail closed and say so.
+            Decision::Ask { reason } => Err((
+                Refusal {
+                    hook: Hook::Denied,
+                    decision: "ask",
+                    message: format!(
+                        "the permission policy wants a person to confirm {tool} ({reason}), and \
+                         this client cannot be asked; change the policy file to allow it"
+                    ),
+                },
+                depth.get(),
+            )),
+        }
+    }
+
+    /// Redacts and truncates every text block and every string in the structured content.
+    fn clean(&self, result: &mut CallToolResult) {
+        let redactor = Redactor::shared();
+        let limit = self.settings.output_limit_bytes;
+        for block in &mut result.content {
+            if let ContentBlock::Text(text) = block {
+                let clean = redactor.redact(&text.text);
+                let cut = truncate(&clean, limit).into_owned();
+                text.text = cut;
+            }
+        }
+        if let Some(value) = result.structured_content.as_mut() {
+            redactor.redact_json(value);
+            truncate_strings(value, limit);
+        }
+    }
+
+    async fn record(&self, tool: &str, hook: Hook, depth: u32, fill: impl FnOnce(&mut AuditEntry)) {
+        if !self.audit.is_enabled() {
+            return;
+        }
+        let mut entry = AuditEntry::new(hook, tool);
+        entry.depth = depth;
+        fill(&mut entry);
+        if let Err(err) = self.audit.record(entry).await {
+            tracing::error!(server = self.settings.server, %err, "cannot write the audit record");
+        }
+    }
+}
+
+fn absolute(workspace: Option<&Path>, path: &Path) -> PathBuf {
+    match workspace {
+        Some(root) if path.is_relative() => root.join(path),
+        _ => path.to_path_buf(),
+    }
+}
+
+fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn truncate_strings(value: &mut Value, limit: usize) {
+    match value {
+        Value::String(s) if s.len() > limit => *s = truncate(s, limit).into_owned(),
+        Value::Array(items) => items.iter_mut().for_each(|v| truncate_strings(v, limit)),
+        Value::Object(map) => map.values_mut().for_each(|v| truncate_strings(v, limit)),
+        _ => {}
+    }
+}
+
+/// rmcp reports arguments that do not deserialize as "failed to deserialize parameters: …";
+/// name the tool and the arguments it accepts (from its input schema) so the model can fix the
+/// call.
+fn explain_argument_error<S: Send + Sync + 'static>(
+    tool: &str,
+    router: &ToolRouter<S>,
+    result: &mut CallToolResult,
+) {
+    const PREFIX: &str = "failed to deserialize parameters: ";
+    let accepted = router
+        .list_all()
+        .into_iter()
+        .find(|t| t.name == tool)
+        .map(|t| describe_schema(&t.input_schema))
+        .unwrap_or_default();
+    for block in &mut result.content {
+        if let ContentBlock::Text(text) = block
+            && let Some(detail) = text.text.strip_prefix(PREFIX)
+        {
+            text.text = format!("invalid arguments for {tool}: {detail}. It accepts: {accepted}");
+        }
+    }
+}
+
+/// `name (type, required), other (type)` from a JSON schema's properties.
+fn describe_schema(schema: &JsonObject) -> String {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|props| {
+            props
+                .iter()
+                .map(|(name, prop)| {
+                    let ty = prop.get("type").and_then(Value::as_str).unwrap_or("value");
+                    if required.contains(&name.as_str()) {
+                        format!("{name} ({ty}, required)")
+                    } else {
+                        format!("{name} ({ty})")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn schemas_are_described_for_the_model() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "overwrite": {"type": "boolean"}},
+            "required": ["path"]
+        });
+        let described = describe_schema(schema.as_object().unwrap_or(&JsonObject::new()));
+        assert_eq!(described, "overwrite (boolean), path (string, required)");
+    }
+
+    #[test]
+    fn long_strings_in_structured_content_are_cut() {
+        let mut value = json!({"a": ["x".repeat(5000)], "b": "short"});
+        truncate_strings(&mut value, 1024);
+        assert!(value["a"][0].as_str().is_some_and(|s| s.len() <= 1024 + 64));
+        assert_eq!(value["b"], "short");
+    }
+}
