@@ -170,7 +170,15 @@ fn is_template(v: &str) -> bool {
             .get(1)
             .is_some_and(|&c| c == b'{' || c == b'(' || c == b'_' || c.is_ascii_alphabetic()),
         b'<' => last == b'>',
-        b'%' => true,
+        // `%VAR%` and `%(name)s`, not percent-encoding (`%3Fab…`).
+        b'%' => {
+            b.get(1) == Some(&b'(')
+                || (last == b'%'
+                    && b.len() > 2
+                    && b[1..b.len() - 1]
+                        .iter()
+                        .all(|c| c.is_ascii_alphanumeric() || *c == b'_'))
+        }
         b'@' => last == b'@',
         b'{' => last == b'}',
         b'#' => b.get(1) == Some(&b'{'),

@@ -44,6 +44,7 @@ const SECRET_WORDS: &[(&str, NameKind)] = &[
 
 /// Words that turn a following `key` into a secret (`api_key`, `AccountKey`, `signing-key`).
 const KEY_QUALIFIERS: &[&str] = &[
+    "admin",
     "api",
     "access",
     "secret",
@@ -61,7 +62,6 @@ const KEY_QUALIFIERS: &[&str] = &[
     "licence",
     "account",
     "service",
-    "admin",
     "webhook",
     "sas",
     "storage",
@@ -86,7 +86,6 @@ const KEY_QUALIFIERS: &[&str] = &[
     "primary",
     "secondary",
     "function",
-    "host",
     "mgmt",
     "rest",
     "sdk",
@@ -95,9 +94,6 @@ const KEY_QUALIFIERS: &[&str] = &[
     "live",
     "test",
     "bot",
-    "ssh",
-    "gpg",
-    "pgp",
     "decryption",
     "secure",
     "security",
@@ -395,6 +391,13 @@ pub(crate) fn classify_name(name: &str, prev_word: Option<&str>) -> Option<NameK
         if let Some(&(_, kind)) = SECRET_WORDS.iter().find(|(s, _)| *s == w) {
             first.get_or_insert(i);
             last = Some((i, kind));
+        } else if let Some((kind, head)) = compound(w) {
+            // `webhooksecret`, `dbpassword`: the glued head must not be a verb or counter.
+            if HEAD_REJECT.contains(&head) {
+                return None;
+            }
+            first.get_or_insert(i);
+            last = Some((i, kind));
         } else if w == "key" {
             let before = if i > 0 {
                 Some(words[i - 1].as_str())
@@ -422,6 +425,26 @@ pub(crate) fn classify_name(name: &str, prev_word: Option<&str>) -> Option<NameK
         return None;
     }
     Some(kind)
+}
+
+/// Secret words that also name a secret when glued to another word in lowercase names
+/// (`webhooksecret`, `dbpassword`, `slacktoken`). `pass`, `key` and `auth` are left out: they
+/// end too many ordinary words (`bypass`, `monkey`, `oauth`).
+const COMPOUND_SUFFIXES: &[(&str, NameKind)] = &[
+    ("password", NameKind::Password),
+    ("passwd", NameKind::Password),
+    ("passphrase", NameKind::Password),
+    ("secret", NameKind::Token),
+    ("token", NameKind::Token),
+    ("apikey", NameKind::Token),
+];
+
+/// A lowercase word made of another word plus a secret word, with that head word.
+fn compound(word: &str) -> Option<(NameKind, &str)> {
+    COMPOUND_SUFFIXES.iter().find_map(|&(suffix, kind)| {
+        let head = word.strip_suffix(suffix)?;
+        (head.len() >= 2).then_some((kind, head))
+    })
 }
 
 /// How the value was bound to the name: strongly (`=`, `:`) or in passing (`is`, a space).
@@ -470,6 +493,10 @@ pub(crate) fn scan(text: &str, hit: usize) -> (Option<Assignment>, usize) {
     let Some((value, quoted)) = read_value(text, value_at, in_query) else {
         return (None, consumed);
     };
+    // `<password>…</password>`: without the closing tag this is prose in angle brackets.
+    if xml_tag && value_at > 0 && b[value_at - 1] == b'>' && !text[value.end..].starts_with("</") {
+        return (None, consumed);
+    }
     let v = &text[value.clone()];
     if !value_is_secret(v, kind, binding, quoted) {
         return (None, consumed);
@@ -569,6 +596,9 @@ fn find_binding(
     let mut j = i;
     let limit = (i + 40).min(b.len());
     while j < limit && (b[j].is_ascii_alphanumeric() || b[j] == b' ' || b[j] == b'-') {
+        if b[j] == b' ' && ends_with_tail_word(&b[i..j]) {
+            return None;
+        }
         if b[j] == b' '
             && let Some(n) = connector(&b[j + 1..])
         {
@@ -576,10 +606,21 @@ fn find_binding(
         }
         j += 1;
     }
-    if j < limit && b[j] == b':' && b.get(j + 1) == Some(&b' ') {
+    if j < limit && b[j] == b':' && b.get(j + 1) == Some(&b' ') && !ends_with_tail_word(&b[i..j]) {
         return Some((skip_blanks(b, j + 1), Binding::Weak));
     }
     Some((i, Binding::Weak))
+}
+
+/// Whether the last word of `phrase` makes the name describe something else ("key ID",
+/// "token count").
+fn ends_with_tail_word(phrase: &[u8]) -> bool {
+    let word_start = phrase
+        .iter()
+        .rposition(|c| *c == b' ' || *c == b'-')
+        .map_or(0, |p| p + 1);
+    let word = String::from_utf8_lossy(&phrase[word_start..]).to_ascii_lowercase();
+    TAIL_REJECT.contains(&word.as_str())
 }
 
 /// Prose connectors between a name and its value.
@@ -701,8 +742,11 @@ pub(crate) fn value_is_secret(v: &str, kind: NameKind, binding: Binding, quoted:
     if b.iter().all(u8::is_ascii_digit) || looks_like_number_or_date(v) {
         return false;
     }
-    if matches!(b[0], b'/' | b'~' | b'!' | b'&' | b'*') || v.starts_with("./") || v.contains("://")
-    {
+    if matches!(b[0], b'/' | b'~') || v.starts_with("./") || v.contains("://") {
+        return false;
+    }
+    // In code a bare `!x`, `&x` or `*x` is an expression; inside quotes it is just text.
+    if !quoted && matches!(b[0], b'!' | b'&' | b'*') {
         return false;
     }
     if v.len() > 2 && b[1] == b':' && b[2] == b'\\' {
@@ -712,7 +756,12 @@ pub(crate) fn value_is_secret(v: &str, kind: NameKind, binding: Binding, quoted:
     if FILE_SUFFIXES.iter().any(|s| lower.ends_with(s)) {
         return false;
     }
-    if lower.starts_with("enc[") || lower.starts_with("vault:") || lower.starts_with("arn:") {
+    if [
+        "enc[", "vault:", "arn:", "sha256:", "sha1:", "sha512:", "md5:",
+    ]
+    .iter()
+    .any(|p| lower.starts_with(p))
+    {
         return false;
     }
     if !quoted && looks_like_code(v) {

@@ -243,14 +243,19 @@ pub(crate) fn url_credentials(text: &str, hit: usize) -> Option<Range<usize>> {
         return None;
     }
     let auth_start = hit + 3;
+    let limit = (auth_start + 512).min(b.len());
+    // The userinfo ends at the last `@` before the path; unencoded `?`, `#` or `@` inside a
+    // password are tolerated because pasted URLs often carry them.
     let mut at = None;
     let mut i = auth_start;
-    let limit = (auth_start + 512).min(b.len());
     while i < limit {
         match b[i] {
             b'@' => at = Some(i),
-            b'/' | b'?' | b'#' | b'"' | b'\'' | b'`' | b'<' | b'>' | b'\\' | b'(' | b')' | b'['
-            | b']' | b'{' | b'}' => break,
+            b'/' | b'?' | b'#' if at.is_some() => break,
+            b'/' if at.is_none() && !text[auth_start..i].contains(':') => return None,
+            b'"' | b'\'' | b'`' | b'<' | b'>' | b'\\' | b'(' | b')' | b'[' | b']' | b'{' | b'}' => {
+                break;
+            }
             c if c.is_ascii_whitespace() => break,
             _ => {}
         }
@@ -261,16 +266,17 @@ pub(crate) fn url_credentials(text: &str, hit: usize) -> Option<Range<usize>> {
     if userinfo.is_empty() {
         return None;
     }
-    match userinfo.find(':') {
-        Some(colon) => {
-            let pass = &userinfo[colon + 1..];
-            url_password_ok(pass).then_some(auth_start..at)
+    if let Some(colon) = userinfo.find(':') {
+        let (user, pass) = (&userinfo[..colon], &userinfo[colon + 1..]);
+        if user.contains(['/', '?', '#']) || pass.contains('/') {
+            return None;
         }
-        None => (userinfo.len() >= 16
-            && is_random_token(userinfo, 16, 3.5)
-            && Classes::of(userinfo).digit > 0)
-            .then_some(auth_start..at),
+        return url_password_ok(pass).then_some(auth_start..at);
     }
+    let token_like = !userinfo.contains(['/', '?', '#'])
+        && is_random_token(userinfo, 16, 3.5)
+        && Classes::of(userinfo).digit > 0;
+    token_like.then_some(auth_start..at)
 }
 
 /// Words used as stand-in passwords in documentation URLs.
