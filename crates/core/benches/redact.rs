@@ -108,7 +108,9 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("redact");
     for (name, text) in &inputs {
         group.throughput(Throughput::Bytes(text.len() as u64));
-        group.bench_function(format!("text/{name}"), |b| b.iter(|| redactor.redact(black_box(text)).len()));
+        group.bench_function(format!("text/{name}"), |b| {
+            b.iter(|| redactor.redact(black_box(text)).len());
+        });
         let lines: Vec<String> = text
             .lines()
             .map(|l| serde_json::json!({"jsonrpc": "2.0", "method": "session/update", "params": {"text": l}}).to_string())
@@ -116,7 +118,12 @@ fn bench(c: &mut Criterion) {
         let json_bytes: usize = lines.iter().map(String::len).sum();
         group.throughput(Throughput::Bytes(json_bytes as u64));
         group.bench_function(format!("json_lines/{name}"), |b| {
-            b.iter(|| lines.iter().map(|l| redactor.redact_json_line(black_box(l)).len()).sum::<usize>());
+            b.iter(|| {
+                lines
+                    .iter()
+                    .map(|l| redactor.redact_json_line(black_box(l)).len())
+                    .sum::<usize>()
+            });
         });
     }
     group.finish();

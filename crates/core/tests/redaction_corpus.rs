@@ -27,10 +27,12 @@ struct Positive {
 }
 
 fn corpus_dir() -> PathBuf {
-    std::env::var_os("REDACTION_CORPUS_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/redaction"),
-        PathBuf::from,
-    )
+    std::env::var_os("REDACTION_CORPUS_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(
+            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/redaction"),
+            PathBuf::from,
+        )
 }
 
 fn load() -> Result<(Vec<Positive>, Vec<String>)> {

@@ -142,11 +142,23 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "<password>",
 ];
 
+/// Secrets published in vendors' documentation as examples; exact matches only.
+const KNOWN_EXAMPLES: &[&str] = &[
+    "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    "pk_test_TYooMQauvdEDq54NiTphI7jx",
+    "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+    "whsec_test_secret",
+    "xoxb-not-a-real-token-this-will-not-work",
+];
+
 /// True when `value` is a stand-in (variable reference, template, mask, example) rather than
 /// a literal secret.
 pub(crate) fn is_placeholder(value: &str) -> bool {
     let v = value.trim();
     if v.is_empty() {
+        return true;
+    }
+    if KNOWN_EXAMPLES.contains(&v) {
         return true;
     }
     let lower = v.to_ascii_lowercase();

@@ -483,26 +483,79 @@ pub(crate) fn scan(text: &str, hit: usize) -> (Option<Assignment>, usize) {
     let Some(kind) = classify_name(name, prev_word) else {
         return (None, consumed);
     };
-    let quoted_name = start > 0 && matches!(b[start - 1], b'"' | b'\'' | b'`');
-    let in_query = start > 0 && matches!(b[start - 1], b'?' | b'&');
-    let xml_tag = start > 0 && b[start - 1] == b'<';
-    let Some((value_at, binding)) = find_binding(b, name_end, flag, quoted_name, xml_tag, name)
-    else {
+    let before = start.checked_sub(1).map(|i| b[i]);
+    let in_query = matches!(before, Some(b'?' | b'&'));
+    let ctx = if before == Some(b'<') {
+        Framing::XmlTag
+    } else if flag {
+        Framing::Flag
+    } else if b[..start]
+        .iter()
+        .rev()
+        .take(4)
+        .find(|c| !matches!(c, b'`' | b' '))
+        == Some(&b'|')
+    {
+        Framing::TableCell
+    } else if matches!(before, Some(b'"' | b'\'' | b'`')) {
+        Framing::Quoted
+    } else {
+        Framing::Bare
+    };
+    let Some((value_at, binding)) = find_binding(b, name_end, ctx, name) else {
         return (None, consumed);
     };
     let Some((value, quoted)) = read_value(text, value_at, in_query) else {
         return (None, consumed);
     };
     // `<password>…</password>`: without the closing tag this is prose in angle brackets.
-    if xml_tag && value_at > 0 && b[value_at - 1] == b'>' && !text[value.end..].starts_with("</") {
+    if ctx == Framing::XmlTag
+        && value_at > 0
+        && b[value_at - 1] == b'>'
+        && !text[value.end..].starts_with("</")
+    {
         return (None, consumed);
     }
     let v = &text[value.clone()];
-    if !value_is_secret(v, kind, binding, quoted) {
-        return (None, consumed);
+    if value_is_secret(v, kind, binding, quoted) {
+        let consumed = consumed.max(value.end);
+        return (Some(Assignment { value, kind }), consumed);
     }
-    let consumed = consumed.max(value.end);
-    (Some(Assignment { value, kind }), consumed)
+    // A type annotation (`api_key: str = "…"`, `const TOKEN: &str = "…"`) sits between the
+    // name and the value: look once more after the `=` that follows it.
+    if !quoted
+        && let Some(at) = annotated_value_start(b, name_end, value.end)
+        && let Some((value, quoted)) = read_value(text, at, in_query)
+        && value_is_secret(&text[value.clone()], kind, Binding::Strong, quoted)
+    {
+        let consumed = consumed.max(value.end);
+        return (Some(Assignment { value, kind }), consumed);
+    }
+    (None, consumed)
+}
+
+/// Longest type annotation we skip between `name:` and `= value`, in bytes.
+const MAX_ANNOTATION_BYTES: usize = 60;
+
+/// Where the value starts in `name: Type = value`, if the name is followed by a colon and
+/// then, on the same line, a single `=`.
+fn annotated_value_start(b: &[u8], name_end: usize, after: usize) -> Option<usize> {
+    let colon = name_end + b[name_end..].iter().take(4).position(|&c| c == b':')?;
+    if matches!(b.get(colon + 1), Some(b'=' | b':')) {
+        return None;
+    }
+    let limit = (colon + MAX_ANNOTATION_BYTES).min(b.len());
+    let mut i = after.max(colon + 1);
+    while i < limit {
+        match b[i] {
+            b'\n' | b'"' | b'\'' | b';' | b',' => return None,
+            b'=' if !matches!(b.get(i + 1), Some(b'=' | b'>')) && b[i - 1] != b'!' => {
+                return Some(skip_blanks(b, i + 1));
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// Longest name we look at, in bytes: longer runs are data, not names.
@@ -522,21 +575,29 @@ fn previous_word(text: &str, start: usize) -> Option<&str> {
     (s < end).then(|| &text[s..end])
 }
 
+/// How a name is framed; it decides which operators bind it to a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// A command-line flag (`--password`).
+    Flag,
+    /// Inside quotes (`"password": …`, `setenv("TOKEN", …)`).
+    Quoted,
+    /// An XML element (`<password>…</password>`).
+    XmlTag,
+    /// A markdown table cell (`| TOKEN | value |`).
+    TableCell,
+    /// Anything else (`PASSWORD=…`, `token: …`).
+    Bare,
+}
+
 /// Finds the operator after a name and returns where the value starts.
-fn find_binding(
-    b: &[u8],
-    name_end: usize,
-    flag: bool,
-    quoted_name: bool,
-    xml_tag: bool,
-    name: &str,
-) -> Option<(usize, Binding)> {
+fn find_binding(b: &[u8], name_end: usize, ctx: Framing, name: &str) -> Option<(usize, Binding)> {
     let mut i = name_end;
     // Closing quotes and brackets of `"password":`, `['token'] =`, `\"key\":`.
     let mut closers = 0;
     while i < b.len() && closers < 3 {
         match b[i] {
-            b'"' | b'\'' | b'`' | b']' => i += 1,
+            b'"' | b'\'' | b'`' | b']' | b'*' => i += 1,
             b'\\' if matches!(b.get(i + 1), Some(b'"' | b'\'')) => i += 2,
             _ => break,
         }
@@ -565,10 +626,13 @@ fn find_binding(
     if rest.starts_with(b"=") || rest.starts_with(b":") {
         return strong(1);
     }
-    if xml_tag && rest.starts_with(b">") {
+    if ctx == Framing::XmlTag && rest.starts_with(b">") {
         return Some((i + 1, Binding::Strong));
     }
-    if quoted_name && closers > 0 && rest.starts_with(b",") {
+    if ctx == Framing::Quoted && closers > 0 && rest.starts_with(b",") {
+        return strong(1);
+    }
+    if ctx == Framing::TableCell && rest.starts_with(b"|") {
         return strong(1);
     }
     if !had_space && after_closers == name_end && rest.starts_with(b"(") {
@@ -589,7 +653,7 @@ fn find_binding(
     if let Some(n) = connector(rest) {
         return Some((skip_blanks(b, i + n), Binding::Weak));
     }
-    if flag || upper_name {
+    if ctx == Framing::Flag || upper_name {
         return Some((i, Binding::Weak));
     }
     // A few words of prose between the name and `is`/`:` ("password for the db is …").
@@ -648,7 +712,10 @@ const MAX_VALUE_BYTES: usize = 4096;
 fn read_value(text: &str, at: usize, in_query: bool) -> Option<(Range<usize>, bool)> {
     let b = text.as_bytes();
     let mut i = at;
-    // String prefixes of Python/Rust literals: b"…", r"…", f"…" are rare for secrets but cheap.
+    // Markdown emphasis around a label: `**Password:** value`.
+    if b[i.min(b.len())..].starts_with(b"**") || b[i.min(b.len())..].starts_with(b"__") {
+        i = skip_blanks(b, i + 2);
+    }
     let (quote, escaped_quote) = match (b.get(i), b.get(i + 1)) {
         (Some(&q @ (b'"' | b'\'' | b'`')), _) => {
             i += 1;
@@ -691,6 +758,17 @@ fn read_value(text: &str, at: usize, in_query: bool) -> Option<(Range<usize>, bo
         i += 1;
     }
     let mut end = i.min(b.len());
+    // A command applied to a quoted argument (`ConvertTo-SecureString "…"`, `decrypt '…'`):
+    // the argument is the value.
+    if end > start
+        && b.get(end) == Some(&b' ')
+        && matches!(b.get(end + 1), Some(b'"' | b'\''))
+        && b[start..end]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+    {
+        return read_value(text, end + 1, in_query);
+    }
     // Prose ends sentences with a period; a bare value does not end in one.
     while end > start && matches!(b[end - 1], b'.' | b',' | b':') {
         end -= 1;
@@ -785,8 +863,12 @@ pub(crate) fn value_is_secret(v: &str, kind: NameKind, binding: Binding, quoted:
         (NameKind::Password, Binding::Weak) => {
             entropy >= 2.5 && classes.kinds() >= 2 && classes.digit > 0
         }
+        // In prose the value must not read as a word: digits, or symbols in mixed case.
         (NameKind::Token, Binding::Weak) => {
-            entropy >= 3.0 && classes.kinds() >= 2 && classes.digit > 0
+            entropy >= 3.0
+                && classes.kinds() >= 2
+                && (classes.digit > 0
+                    || (classes.other > 0 && classes.upper > 0 && classes.lower > 0))
         }
     }
 }
@@ -938,6 +1020,15 @@ mod tests {
                 "headers.set('X-Api-Key', 'Hf83KdLq02MzPv6W')",
                 "Hf83KdLq02MzPv6W",
             ),
+            ("api_key: str = \"Qw83LmZp02XnVb7K\"", "Qw83LmZp02XnVb7K"),
+            (
+                "const API_TOKEN: &str = \"Tz82KqLp03MxNb6V\";",
+                "Tz82KqLp03MxNb6V",
+            ),
+            (
+                "private apiKey: string = 'Rx73JpLq92MzKb5W';",
+                "Rx73JpLq92MzKb5W",
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(found(text).as_deref(), Some(want), "{text}");
@@ -959,6 +1050,9 @@ mod tests {
             "tokenizer = AutoTokenizer.from_pretrained(\"bert-base-uncased\")",
             "max_tokens: 4096",
             "token: Option<String>,",
+            "token: Optional[str] = None",
+            "api_key: str = Field(..., description=\"OpenAI API key\")",
+            "def login(username: str, password: str) -> Token:",
             "let password = String::new();",
             "password: string;",
             "the password is required",

@@ -118,7 +118,7 @@ pub(crate) const RULES: &[RuleSpec] = &[
     rule(
         "azure-ad-client-secret",
         &["q~"],
-        r"(?:^|[^A-Za-z0-9_~.-])([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34})(?:[^A-Za-z0-9_~.-]|$)",
+        r"(?:^|[^A-Za-z0-9_~.-])([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{30,36})(?:[^A-Za-z0-9_~.-]|$)",
         45,
     )
     .back(5)
@@ -157,7 +157,10 @@ pub(crate) const RULES: &[RuleSpec] = &[
     )
     .back(80)
     .check(Check::Varied(3.5), 0),
-    rule("telegram-bot-token", &[":aa"], r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b", 40).back(10).check(Check::Entropy(3.5), 0),
+    // Telegram tokens also appear glued to `bot` in API URLs (`/bot123456:AA…/sendMessage`).
+    rule("telegram-bot-token", &[":aa"], r"(?:^|[^0-9])(\d{8,10}:AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|$)", 40)
+        .back(11)
+        .check(Check::Entropy(3.5), 0),
     rule("teams-webhook", &["webhook.office.com"], r"https://[a-z0-9-]+\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/-]{60,}", 300).back(40),
     // Payments and commerce
     rule(

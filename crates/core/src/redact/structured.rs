@@ -271,7 +271,7 @@ pub(crate) fn url_credentials(text: &str, hit: usize) -> Option<Range<usize>> {
         if user.contains(['/', '?', '#']) || pass.contains('/') {
             return None;
         }
-        return url_password_ok(pass).then_some(auth_start..at);
+        return url_password_ok(user, pass).then_some(auth_start..at);
     }
     let token_like = !userinfo.contains(['/', '?', '#'])
         && is_random_token(userinfo, 16, 3.5)
@@ -284,9 +284,16 @@ const URL_PASSWORD_WORDS: &[&str] = &[
     "pass", "password", "passwd", "pwd", "secret", "pw", "p", "x", "token",
 ];
 
-fn url_password_ok(pass: &str) -> bool {
+/// Whether a URL's password is a real one. Local-development defaults (`postgres:postgres`,
+/// `guest:guest`, `root:root`, a short lowercase word) are documentation, not secrets.
+fn url_password_ok(user: &str, pass: &str) -> bool {
     let lower = pass.to_ascii_lowercase();
-    if pass.is_empty() || URL_PASSWORD_WORDS.contains(&lower.as_str()) || is_placeholder(pass) {
+    if pass.is_empty()
+        || pass == user
+        || URL_PASSWORD_WORDS.contains(&lower.as_str())
+        || is_placeholder(pass)
+        || (pass.len() <= 8 && pass.bytes().all(|c| c.is_ascii_lowercase()))
+    {
         return false;
     }
     // Percent-encoded template markers (`%7Bpassword%7D`) and port-like `host:80@`.
