@@ -235,24 +235,9 @@ impl Redactor {
         found: &mut Vec<Candidate>,
     ) {
         let Some(idx) = self.discord else { return };
-        let b = text.as_bytes();
-        let mut from = DISCORD_ID_MIN_BYTES;
-        while from + DISCORD_MIDDLE_BYTES + 1 < b.len() {
-            let Some(pos) = text[from..].find('.') else {
-                return;
-            };
-            let dot = from + pos;
-            from = dot + 1;
-            let close = dot + 1 + DISCORD_MIDDLE_BYTES;
-            let shaped = b.get(close) == Some(&b'.')
-                && b[dot + 1..close]
-                    .iter()
-                    .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
-                && b[dot - 1].is_ascii_alphanumeric();
-            if shaped {
-                let p = progress.get_or_insert_with(Progress::new);
-                self.run_rule(idx, text, dot, p, found);
-            }
+        for dot in dotted_candidates(text) {
+            let p = progress.get_or_insert_with(Progress::new);
+            self.run_rule(idx, text, dot, p, found);
         }
     }
 
@@ -439,8 +424,31 @@ impl Redactor {
 
     /// Whether any prefilter literal occurs in `text` (if not, nothing can be redacted).
     fn may_contain_secret(&self, text: &str) -> bool {
-        self.prefilter.is_match(text)
+        self.prefilter.is_match(text) || dotted_candidates(text).next().is_some()
     }
+}
+
+/// Positions of `.` that open a Discord-shaped `.XXXXXX.` middle part (see
+/// [`Redactor::find_dotted_tokens`]).
+fn dotted_candidates(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let b = text.as_bytes();
+    let mut from = DISCORD_ID_MIN_BYTES;
+    std::iter::from_fn(move || {
+        while from + DISCORD_MIDDLE_BYTES + 1 < b.len() {
+            let dot = from + text.get(from..)?.find('.')?;
+            from = dot + 1;
+            let close = dot + 1 + DISCORD_MIDDLE_BYTES;
+            let shaped = b.get(close) == Some(&b'.')
+                && b[dot + 1..close]
+                    .iter()
+                    .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+                && b[dot - 1].is_ascii_alphanumeric();
+            if shaped {
+                return Some(dot);
+            }
+        }
+        None
+    })
 }
 
 /// Shortest base64 id before the first dot of a Discord bot token (17-digit ids).

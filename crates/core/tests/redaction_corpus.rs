@@ -187,9 +187,9 @@ fn corpus_meets_recall_and_lookalike_targets() -> Result<()> {
             if ok {
                 t.caught += 1;
                 caught += 1;
-            } else if mode == Mode::Plain {
+            } else {
                 missed.push(format!(
-                    "  [{}/{}] {}\n      -> {}",
+                    "  {mode:?} [{}/{}] {}\n      -> {}",
                     p.kind, p.context, p.line, out
                 ));
             }
@@ -225,7 +225,7 @@ fn corpus_meets_recall_and_lookalike_targets() -> Result<()> {
         }
     }
     if !missed.is_empty() {
-        eprintln!("missed secrets (plain):\n{}", missed.join("\n"));
+        eprintln!("missed secrets:\n{}", missed.join("\n"));
     }
     if !failures.is_empty() || !broken_json.is_empty() {
         eprintln!(

@@ -137,6 +137,33 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "supersecret",
     "password123",
     "secret123",
+    // Example passwords that documentation and tutorials use.
+    "p@ssw0rd",
+    "passw0rd",
+    "p@ssword",
+    "pa55word",
+    "pa$$word",
+    "letmein",
+    "qwerty",
+    "qwerty123",
+    "abc123",
+    "admin123",
+    "welcome1",
+    "hunter2",
+    "s3cr3t",
+    "s3cret",
+    "secr3t",
+    "foobar",
+    "changeit",
+    "password1",
+    "test123",
+    "testtest",
+    "demo123",
+    "topsecret",
+    "secretkey",
+    "secret_key",
+    "mysecretpassword",
+    "mysecretkey",
     "<secret>",
     "<token>",
     "<password>",
@@ -149,6 +176,11 @@ const KNOWN_EXAMPLES: &[&str] = &[
     "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
     "whsec_test_secret",
     "xoxb-not-a-real-token-this-will-not-work",
+    // RFC 7617's and MDN's Basic authentication examples.
+    "QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
+    "YWxhZGRpbjpvcGVuc2VzYW1l",
+    // jwt.io's default token.
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
 ];
 
 /// True when `value` is a stand-in (variable reference, template, mask, example) rather than
@@ -213,7 +245,42 @@ fn is_degenerate(v: &str) -> bool {
     if b.len() >= 6 && distinct <= 3 {
         return true;
     }
-    longest_sequential_run(b) >= (b.len() / 3).max(7)
+    longest_sequential_run(b) >= (b.len() / 3).max(7) || mostly_sequential(b)
+}
+
+/// Documentation examples walk the alphabet (`AbCdEfGh…`, `1234567890`): at least 40% of
+/// neighbouring characters step by one, ignoring case, against about 3% in random text.
+fn mostly_sequential(b: &[u8]) -> bool {
+    if b.len() < 12 {
+        return false;
+    }
+    let steps = b
+        .windows(2)
+        .filter(|w| {
+            let (x, y) = (w[0].to_ascii_lowercase(), w[1].to_ascii_lowercase());
+            x.is_ascii_alphanumeric() && y.is_ascii_alphanumeric() && y == x.wrapping_add(1)
+        })
+        .count();
+    steps * 5 >= (b.len() - 1) * 2
+}
+
+/// Identifiers and words joined by `_ - .` (`API_KEY_HERE`, `my-secret-token`,
+/// `client_secret`): each part is a word in lower, upper or title case, and there are no
+/// digits. Random tokens mix case inside their parts.
+pub(crate) fn looks_like_words(v: &str) -> bool {
+    let b = v.as_bytes();
+    if !b
+        .iter()
+        .all(|c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'-' | b'.' | b' '))
+    {
+        return false;
+    }
+    v.split(['_', '-', '.', ' '])
+        .filter(|p| !p.is_empty())
+        .all(|part| {
+            let rest = &part.as_bytes()[1..];
+            rest.iter().all(u8::is_ascii_lowercase) || rest.iter().all(u8::is_ascii_uppercase)
+        })
 }
 
 /// Longest run of bytes that each step by +1 or -1 from the previous one (`abcd`, `4321`).

@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use crate::redact::entropy::{Classes, is_placeholder, shannon_entropy};
+use crate::redact::entropy::{Classes, is_placeholder, looks_like_words, shannon_entropy};
 
 /// Literals that trigger this detector (matched ASCII case-insensitively).
 pub(crate) const LITERALS: &[&str] = &["pass", "pwd", "secret", "token", "key", "auth", "cred"];
@@ -26,6 +26,10 @@ const SECRET_WORDS: &[(&str, NameKind)] = &[
     ("pass", NameKind::Password),
     ("passphrase", NameKind::Password),
     ("passcode", NameKind::Password),
+    ("storepass", NameKind::Password),
+    ("keypass", NameKind::Password),
+    ("requirepass", NameKind::Password),
+    ("masterauth", NameKind::Password),
     ("secret", NameKind::Token),
     ("token", NameKind::Token),
     ("apikey", NameKind::Token),
@@ -842,7 +846,7 @@ pub(crate) fn value_is_secret(v: &str, kind: NameKind, binding: Binding, quoted:
     {
         return false;
     }
-    if !quoted && looks_like_code(v) {
+    if (!quoted && looks_like_code(v)) || looks_like_words(v) {
         return false;
     }
     let classes = Classes::of(v);

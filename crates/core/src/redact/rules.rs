@@ -217,6 +217,20 @@ pub(crate) const RULES: &[RuleSpec] = &[
     rule("1password-token", &["ops_eyj"], r"\bops_eyJ[A-Za-z0-9+/]{250,}={0,3}", 4096),
     rule("age-secret-key", &["age-secret-key-1"], r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", 80),
     rule("mapbox-secret-token", &["sk.eyj"], r"\bsk\.eyJ[A-Za-z0-9_-]{50,}\.[A-Za-z0-9_-]{20,}", 400),
+    // Passwords given to a command line: `sshpass -p …`, `docker login -u x -p …`,
+    // `mysql -u root -p…` (mysql's value is glued to `-p`; a space there means "prompt").
+    rule(
+        "cli-password-option",
+        &["sshpass", "login", "mysql"],
+        r#"(?:\b(?:sshpass|login)\b[^\n]{0,80}?\s-p[ \t]*['"]?|\bmysql(?:dump|admin)?\b[^\n]{0,80}?\s-p['"]?)([^\s'"$-][^\s'"]{3,})"#,
+        220,
+    ),
+    rule(
+        "powershell-plaintext-password",
+        &["convertto-securestring"],
+        r#"ConvertTo-SecureString\s+(?:-String\s+)?["']([^"'\n]{4,200})["']"#,
+        260,
+    ),
     // Generic structured secrets
     rule(
         "jwt",

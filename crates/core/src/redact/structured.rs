@@ -182,8 +182,11 @@ fn credential_ok(v: &str, basic: bool, in_header: bool) -> bool {
     if v.len() < 8 || is_placeholder(v) {
         return false;
     }
-    if basic && decodes_to_user_pass(v) {
-        return true;
+    if basic
+        && let Some(decoded) = decode_base64(v)
+        && let Some((user, pass)) = String::from_utf8_lossy(&decoded).split_once(':')
+    {
+        return url_password_ok(user, pass);
     }
     let c = Classes::of(v);
     if c.digit == 0 && c.upper == 0 {
@@ -193,14 +196,6 @@ fn credential_ok(v: &str, basic: bool, in_header: bool) -> bool {
         return shannon_entropy(v) >= 2.8;
     }
     is_random_token(v, 12, 3.2) && c.kinds() >= 2
-}
-
-/// Standard base64 that decodes to printable `user:password`.
-fn decodes_to_user_pass(v: &str) -> bool {
-    let Some(bytes) = decode_base64(v) else {
-        return false;
-    };
-    bytes.contains(&b':') && bytes.iter().all(|c| (0x20..0x7f).contains(c))
 }
 
 /// Decodes standard or URL-safe base64 (padding optional); `None` on any other byte.
@@ -279,6 +274,12 @@ pub(crate) fn url_credentials(text: &str, hit: usize) -> Option<Range<usize>> {
     token_like.then_some(auth_start..at)
 }
 
+/// Fragments that mark a URL password as a documentation stand-in (`rootpassword`,
+/// `mysecret`, `demo123`).
+const URL_PASSWORD_HINTS: &[&str] = &[
+    "pass", "secret", "pwd", "example", "demo", "sample", "changeme",
+];
+
 /// Words used as stand-in passwords in documentation URLs.
 const URL_PASSWORD_WORDS: &[&str] = &[
     "pass", "password", "passwd", "pwd", "secret", "pw", "p", "x", "token",
@@ -286,13 +287,14 @@ const URL_PASSWORD_WORDS: &[&str] = &[
 
 /// Whether a URL's password is a real one. Local-development defaults (`postgres:postgres`,
 /// `guest:guest`, `root:root`, a short lowercase word) are documentation, not secrets.
-fn url_password_ok(user: &str, pass: &str) -> bool {
+pub(crate) fn url_password_ok(user: &str, pass: &str) -> bool {
     let lower = pass.to_ascii_lowercase();
     if pass.is_empty()
         || pass == user
         || URL_PASSWORD_WORDS.contains(&lower.as_str())
         || is_placeholder(pass)
         || (pass.len() <= 8 && pass.bytes().all(|c| c.is_ascii_lowercase()))
+        || URL_PASSWORD_HINTS.iter().any(|h| lower.contains(h))
     {
         return false;
     }
@@ -337,6 +339,7 @@ pub(crate) fn user_option_value(text: &str, hit: usize) -> Option<Range<usize>> 
     let colon = value.find(':')?;
     let pass = &value[colon + 1..];
     if pass.len() < 4
+        || pass == &value[..colon]
         || is_placeholder(pass)
         || pass.bytes().all(|c| c.is_ascii_digit())
         || pass.starts_with('$')
@@ -396,8 +399,8 @@ mod tests {
                 Some("9f8e7d6c5b4a39281706"),
             ),
             (
-                "\"authorization\": \"Basic dXNlcjpodW50ZXIy\"",
-                Some("dXNlcjpodW50ZXIy"),
+                "\"authorization\": \"Basic ZGVwbG95OlpxOHhMMm1ONHA=\"",
+                Some("ZGVwbG95OlpxOHhMMm1ONHA="),
             ),
             ("Authorization: Bearer ${TOKEN}", None),
             ("Authorization: Bearer <token>", None),
