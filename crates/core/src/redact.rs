@@ -478,6 +478,14 @@ fn passes(spec: &RuleSpec, secret: &str) -> bool {
             let varied = (c.digit > 0 && c.letters() > 0) || (c.lower > 0 && c.upper > 0);
             varied && shannon_entropy(body) >= min
         }
+        Check::Mixed(min) => {
+            let c = Classes::of(body);
+            // The random part after any `or-v1-` style segments.
+            let tail = body.rsplit('-').next().unwrap_or(body);
+            let hex = tail.len() >= 32 && tail.bytes().all(|b| b.is_ascii_hexdigit());
+            let mixed = c.upper > 0 && c.lower > 0 && c.digit > 0;
+            (mixed || hex) && shannon_entropy(body) >= min
+        }
         Check::Base64PrivateKey => {
             structured::decode_base64(&secret[..secret.len().min(80) / 4 * 4])
                 .is_some_and(|head| String::from_utf8_lossy(&head).contains("PRIVATE KEY"))

@@ -113,6 +113,19 @@ const KEY_QUALIFIERS: &[&str] = &[
 /// (`password_hash`, `token_count`, `secret_name`, `api_key_id`).
 const TAIL_REJECT: &[&str] = &[
     "hash",
+    "hashes",
+    "sha",
+    "sha1",
+    "sha256",
+    "sha512",
+    "md5",
+    "checksum",
+    "crc",
+    "crc32",
+    "bcrypt",
+    "argon2",
+    "scrypt",
+    "pbkdf2",
     "hashed",
     "digest",
     "count",
@@ -278,6 +291,7 @@ const TAIL_REJECT: &[&str] = &[
 /// (`get_token`, `max_tokens`, `next_token`).
 const HEAD_REJECT: &[&str] = &[
     "get",
+    "hashed",
     "fetch",
     "read",
     "load",

@@ -16,6 +16,9 @@ pub(crate) enum Check {
     /// Mixed-case or digits plus letters, with this entropy: formats whose charset is common
     /// in ordinary identifiers (`sk-…`, `hf_…`).
     Varied(f64),
+    /// Upper case, lower case and digits (or a long hex run), with this entropy: formats
+    /// whose prefix also starts ordinary slugs (`sk-circle-bounce-1`).
+    Mixed(f64),
     /// Base64 whose decoded head names a private key (`LS0tLS1CRUdJTi…`).
     Base64PrivateKey,
 }
@@ -100,7 +103,7 @@ pub(crate) const RULES: &[RuleSpec] = &[
         .check(Check::Entropy(3.0), 9),
     rule("rubygems-token", &["rubygems_"], r"\brubygems_[a-f0-9]{48}\b", 80),
     rule("nuget-key", &["oy2"], r"\boy2[a-z0-9]{43}\b", 60).check(Check::Entropy(3.5), 3),
-    rule("crates-io-token", &["cio"], r"\bcio[A-Za-z0-9]{32}\b", 60).check(Check::Varied(3.8), 3),
+    rule("crates-io-token", &["cio"], r"\bcio[A-Za-z0-9]{32}\b", 60).check(Check::Mixed(3.8), 3),
     rule("clojars-token", &["clojars_"], r"(?i)\bCLOJARS_[a-z0-9]{60}\b", 80),
     rule("artifactory-key", &["akcp", "cmvmd"], r"\b(?:AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})\b", 80)
         .check(Check::Entropy(4.0), 4),
@@ -195,20 +198,20 @@ pub(crate) const RULES: &[RuleSpec] = &[
         220,
     ),
     rule("openai-style-key", &["sk-"], r"\bsk-(?:[a-z0-9]{2,10}-){0,2}[A-Za-z0-9_-]{20,200}", 220)
-        .check(Check::Varied(3.3), 3),
+        .check(Check::Mixed(3.3), 3),
     rule("huggingface-token", &["hf_", "api_org_"], r"\b(?:hf|api_org)_[A-Za-z0-9]{30,40}\b", 50).keep(3).check(Check::Varied(3.5), 3),
-    rule("groq-key", &["gsk_"], r"\bgsk_[A-Za-z0-9]{48,56}\b", 60).keep(4).check(Check::Varied(3.5), 4),
-    rule("replicate-token", &["r8_"], r"\br8_[A-Za-z0-9]{36,40}\b", 45).keep(3).check(Check::Varied(3.5), 3),
-    rule("perplexity-key", &["pplx-"], r"\bpplx-[A-Za-z0-9]{40,56}\b", 60).check(Check::Varied(3.5), 5),
-    rule("xai-key", &["xai-"], r"\bxai-[A-Za-z0-9]{70,90}\b", 100).check(Check::Varied(3.5), 4),
+    rule("groq-key", &["gsk_"], r"\bgsk_[A-Za-z0-9]{48,56}\b", 60).keep(4).check(Check::Mixed(3.5), 4),
+    rule("replicate-token", &["r8_"], r"\br8_[A-Za-z0-9]{36,40}\b", 45).keep(3).check(Check::Mixed(3.5), 3),
+    rule("perplexity-key", &["pplx-"], r"\bpplx-[A-Za-z0-9]{40,56}\b", 60).check(Check::Mixed(3.5), 5),
+    rule("xai-key", &["xai-"], r"\bxai-[A-Za-z0-9]{70,90}\b", 100).check(Check::Mixed(3.5), 4),
     rule("langsmith-key", &["lsv2_"], r"\blsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}\b", 60),
     rule("pinecone-key", &["pcsk_"], r"\bpcsk_[A-Za-z0-9_]{40,}", 120),
     rule("nvidia-key", &["nvapi-"], r"\bnvapi-[A-Za-z0-9_-]{60,70}", 80),
-    rule("tavily-key", &["tvly-"], r"\btvly-(?:dev-|prod-)?[A-Za-z0-9]{24,}\b", 80).check(Check::Varied(3.5), 5),
-    rule("fireworks-key", &["fw_"], r"\bfw_[A-Za-z0-9]{20,40}\b", 50).check(Check::Varied(3.8), 3),
+    rule("tavily-key", &["tvly-"], r"\btvly-(?:dev-|prod-)?[A-Za-z0-9]{24,}\b", 80).check(Check::Mixed(3.5), 5),
+    rule("fireworks-key", &["fw_"], r"\bfw_[A-Za-z0-9]{20,40}\b", 50).check(Check::Mixed(3.8), 3),
     // Developer tools
     rule("atlassian-token", &["atatt3", "atctt3"], r"\bAT[AC]TT3[A-Za-z0-9_=-]{150,}", 400),
-    rule("bitbucket-app-password", &["atbb"], r"\bATBB[A-Za-z0-9]{32}\b", 40).check(Check::Varied(3.5), 4),
+    rule("bitbucket-app-password", &["atbb"], r"\bATBB[A-Za-z0-9]{32}\b", 40).check(Check::Mixed(3.5), 4),
     rule("linear-key", &["lin_api_", "lin_oauth_"], r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b", 60),
     rule("notion-token", &["ntn_", "secret_"], r"\b(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b", 60)
         .check(Check::Varied(3.5), 4),
