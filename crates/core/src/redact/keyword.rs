@@ -1,0 +1,1087 @@
+//! Keyword-anchored assignments: a name that says "secret" (`password`, `DB_PASS`, `apiKey`,
+//! `client_secret`, `X-Auth-Token`, …) bound to a literal value in env files, YAML, JSON, TOML,
+//! code, command lines or prose. The name is split into words so that `tokenizer`,
+//! `password_hash` or `max_tokens` are not mistaken for secrets, and the value must survive
+//! the placeholder, code-expression and entropy filters.
+
+use std::ops::Range;
+
+use crate::redact::entropy::{Classes, is_placeholder, looks_like_words, shannon_entropy};
+
+/// Literals that trigger this detector (matched ASCII case-insensitively).
+pub(crate) const LITERALS: &[&str] = &["pass", "pwd", "secret", "token", "key", "auth", "cred"];
+
+/// What kind of secret a name announces; passwords may be short and human-made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NameKind {
+    Password,
+    Token,
+}
+
+/// Words that by themselves name a secret.
+const SECRET_WORDS: &[(&str, NameKind)] = &[
+    ("password", NameKind::Password),
+    ("passwd", NameKind::Password),
+    ("pwd", NameKind::Password),
+    ("pass", NameKind::Password),
+    ("passphrase", NameKind::Password),
+    ("passcode", NameKind::Password),
+    ("storepass", NameKind::Password),
+    ("keypass", NameKind::Password),
+    ("requirepass", NameKind::Password),
+    ("masterauth", NameKind::Password),
+    ("secret", NameKind::Token),
+    ("token", NameKind::Token),
+    ("apikey", NameKind::Token),
+    ("apitoken", NameKind::Token),
+    ("authtoken", NameKind::Token),
+    ("accesstoken", NameKind::Token),
+    ("accesskey", NameKind::Token),
+    ("secretkey", NameKind::Token),
+    ("privatekey", NameKind::Token),
+    ("clientsecret", NameKind::Token),
+    ("credential", NameKind::Token),
+    ("credentials", NameKind::Token),
+    ("creds", NameKind::Token),
+    ("auth", NameKind::Token),
+];
+
+/// Words that turn a following `key` into a secret (`api_key`, `AccountKey`, `signing-key`).
+const KEY_QUALIFIERS: &[&str] = &[
+    "admin",
+    "api",
+    "access",
+    "secret",
+    "private",
+    "auth",
+    "signing",
+    "sign",
+    "encryption",
+    "encrypt",
+    "master",
+    "client",
+    "app",
+    "application",
+    "license",
+    "licence",
+    "account",
+    "service",
+    "webhook",
+    "sas",
+    "storage",
+    "shared",
+    "session",
+    "subscription",
+    "consumer",
+    "hmac",
+    "jwt",
+    "crypto",
+    "cipher",
+    "aes",
+    "deploy",
+    "write",
+    "root",
+    "cookie",
+    "ingest",
+    "ingestion",
+    "search",
+    "server",
+    "management",
+    "primary",
+    "secondary",
+    "function",
+    "mgmt",
+    "rest",
+    "sdk",
+    "dev",
+    "prod",
+    "live",
+    "test",
+    "bot",
+    "decryption",
+    "secure",
+    "security",
+    "user",
+    "personal",
+    "team",
+    "org",
+    "project",
+    "admin",
+];
+
+/// Words after the secret word that make the name describe something else
+/// (`password_hash`, `token_count`, `secret_name`, `api_key_id`).
+const TAIL_REJECT: &[&str] = &[
+    "hash",
+    "hashes",
+    "sha",
+    "sha1",
+    "sha256",
+    "sha512",
+    "md5",
+    "checksum",
+    "crc",
+    "crc32",
+    "bcrypt",
+    "argon2",
+    "scrypt",
+    "pbkdf2",
+    "hashed",
+    "digest",
+    "count",
+    "counts",
+    "type",
+    "types",
+    "length",
+    "len",
+    "size",
+    "url",
+    "uri",
+    "urls",
+    "endpoint",
+    "host",
+    "name",
+    "names",
+    "file",
+    "filename",
+    "files",
+    "path",
+    "paths",
+    "dir",
+    "field",
+    "fields",
+    "id",
+    "ids",
+    "arn",
+    "expiry",
+    "expires",
+    "expiration",
+    "expire",
+    "exp",
+    "expired",
+    "ttl",
+    "lifetime",
+    "limit",
+    "limits",
+    "policy",
+    "pattern",
+    "regex",
+    "prompt",
+    "label",
+    "placeholder",
+    "hint",
+    "env",
+    "var",
+    "format",
+    "kind",
+    "mode",
+    "provider",
+    "source",
+    "store",
+    "manager",
+    "helper",
+    "strategy",
+    "validator",
+    "validation",
+    "required",
+    "enabled",
+    "enable",
+    "disabled",
+    "location",
+    "version",
+    "index",
+    "usage",
+    "budget",
+    "max",
+    "min",
+    "rotation",
+    "created",
+    "updated",
+    "at",
+    "method",
+    "status",
+    "header",
+    "param",
+    "parameter",
+    "ref",
+    "prefix",
+    "suffix",
+    "scope",
+    "scopes",
+    "audience",
+    "issuer",
+    "algorithm",
+    "alg",
+    "encoding",
+    "timeout",
+    "interval",
+    "input",
+    "column",
+    "error",
+    "errors",
+    "message",
+    "msg",
+    "strength",
+    "rules",
+    "class",
+    "icon",
+    "visible",
+    "toggle",
+    "form",
+    "button",
+    "btn",
+    "link",
+    "page",
+    "view",
+    "dialog",
+    "handler",
+    "callback",
+    "fn",
+    "func",
+    "options",
+    "settings",
+    "estimate",
+    "counter",
+    "cost",
+    "quota",
+    "window",
+    "stream",
+    "used",
+    "remaining",
+    "output",
+    "generator",
+    "reset",
+    "mask",
+    "masked",
+    "vault",
+    "ssm",
+    "secretsmanager",
+    "sm",
+    "template",
+    "config",
+    "schema",
+    "cache",
+    "storage",
+    "table",
+    "list",
+    "map",
+    "dict",
+    "spec",
+    "len",
+    "bytes",
+    "bits",
+    "salt",
+    "iterations",
+    "rounds",
+    "cost",
+    "last4",
+    "fingerprint",
+    "lookup",
+    "set",
+    "check",
+    "verify",
+    "valid",
+    "match",
+    "matches",
+    "request",
+    "response",
+];
+
+/// Words before the secret word that make the name a function or a counter
+/// (`get_token`, `max_tokens`, `next_token`).
+const HEAD_REJECT: &[&str] = &[
+    "get",
+    "hashed",
+    "fetch",
+    "read",
+    "load",
+    "validate",
+    "verify",
+    "check",
+    "generate",
+    "gen",
+    "is",
+    "has",
+    "should",
+    "require",
+    "requires",
+    "parse",
+    "decode",
+    "encode",
+    "hash",
+    "compare",
+    "forgot",
+    "forget",
+    "show",
+    "hide",
+    "toggle",
+    "max",
+    "min",
+    "num",
+    "count",
+    "total",
+    "input",
+    "output",
+    "prompt",
+    "completion",
+    "next",
+    "page",
+    "continuation",
+    "cursor",
+    "sync",
+    "csrf",
+    "xsrf",
+    "no",
+    "use",
+    "uses",
+    "using",
+    "with",
+    "without",
+    "missing",
+    "invalid",
+    "bad",
+    "expired",
+    "revoke",
+    "rotate",
+    "create",
+    "delete",
+    "remove",
+    "list",
+    "public",
+    "pub",
+    "cancellation",
+    "cancel",
+    "lexer",
+    "parser",
+    "eof",
+    "end",
+    "start",
+];
+
+/// A byte that can appear in a configuration or variable name.
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// Splits a name into lowercase words at `_ . -`, digits-to-letters and camelCase humps
+/// (`X-Api-Key` → x, api, key; `slackBotToken` → slack, bot, token; `APIKey` → api, key).
+pub(crate) fn split_words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let b = name.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        if !c.is_ascii_alphanumeric() {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        let prev = if i > 0 { b[i - 1] } else { b'_' };
+        let next = b.get(i + 1).copied().unwrap_or(b'_');
+        let hump = c.is_ascii_uppercase()
+            && (prev.is_ascii_lowercase()
+                || prev.is_ascii_digit()
+                || (prev.is_ascii_uppercase() && next.is_ascii_lowercase()));
+        if hump && !cur.is_empty() {
+            words.push(std::mem::take(&mut cur));
+        }
+        cur.push(char::from(c.to_ascii_lowercase()));
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// Whether a name announces a secret, and which kind. `prev_word` is a word separated from
+/// the name by a space (prose: "API key").
+///
+/// The last secret word decides what follows it (`password_reset_token` names a token,
+/// `token_count` a number); words before the first one must not make it a verb or a counter.
+pub(crate) fn classify_name(name: &str, prev_word: Option<&str>) -> Option<NameKind> {
+    let words = split_words(name);
+    let prev_word = prev_word.map(str::to_ascii_lowercase);
+    // (index where the secret phrase starts, index of its last word, kind)
+    let mut first: Option<usize> = None;
+    let mut last: Option<(usize, NameKind)> = None;
+    for (i, w) in words.iter().enumerate() {
+        let w = w.trim_end_matches(|c: char| c.is_ascii_digit());
+        if let Some(&(_, kind)) = SECRET_WORDS.iter().find(|(s, _)| *s == w) {
+            first.get_or_insert(i);
+            last = Some((i, kind));
+        } else if let Some((kind, head)) = compound(w) {
+            // `webhooksecret`, `dbpassword`: the glued head must not be a verb or counter.
+            if HEAD_REJECT.contains(&head) {
+                return None;
+            }
+            first.get_or_insert(i);
+            last = Some((i, kind));
+        } else if w == "key" {
+            let before = if i > 0 {
+                Some(words[i - 1].as_str())
+            } else {
+                prev_word.as_deref()
+            };
+            if before.is_some_and(|q| KEY_QUALIFIERS.contains(&q)) {
+                first.get_or_insert(i.saturating_sub(1));
+                last = Some((i, NameKind::Token));
+            }
+        }
+    }
+    let (at, kind) = last?;
+    let head = first.unwrap_or(at);
+    if words[at + 1..]
+        .iter()
+        .any(|w| TAIL_REJECT.contains(&w.as_str()))
+    {
+        return None;
+    }
+    if words[..head]
+        .iter()
+        .any(|w| HEAD_REJECT.contains(&w.as_str()))
+    {
+        return None;
+    }
+    Some(kind)
+}
+
+/// Secret words that also name a secret when glued to another word in lowercase names
+/// (`webhooksecret`, `dbpassword`, `slacktoken`). `pass`, `key` and `auth` are left out: they
+/// end too many ordinary words (`bypass`, `monkey`, `oauth`).
+const COMPOUND_SUFFIXES: &[(&str, NameKind)] = &[
+    ("password", NameKind::Password),
+    ("passwd", NameKind::Password),
+    ("passphrase", NameKind::Password),
+    ("secret", NameKind::Token),
+    ("token", NameKind::Token),
+    ("apikey", NameKind::Token),
+];
+
+/// A lowercase word made of another word plus a secret word, with that head word.
+fn compound(word: &str) -> Option<(NameKind, &str)> {
+    COMPOUND_SUFFIXES.iter().find_map(|&(suffix, kind)| {
+        let head = word.strip_suffix(suffix)?;
+        (head.len() >= 2).then_some((kind, head))
+    })
+}
+
+/// How the value was bound to the name: strongly (`=`, `:`) or in passing (`is`, a space).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Binding {
+    Strong,
+    Weak,
+}
+
+/// One detected assignment: the byte range of the secret value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Assignment {
+    pub value: Range<usize>,
+    pub kind: NameKind,
+}
+
+/// Looks for an assignment whose name contains the keyword hit at `hit`. Returns it (if any)
+/// and the offset up to which later hits belong to the same name and need no second look.
+pub(crate) fn scan(text: &str, hit: usize) -> (Option<Assignment>, usize) {
+    let b = text.as_bytes();
+    let mut start = hit;
+    while start > 0 && hit - start < MAX_NAME_BYTES && is_name_byte(b[start - 1]) {
+        start -= 1;
+    }
+    let mut end = hit;
+    while end < b.len() && end - start < MAX_NAME_BYTES && is_name_byte(b[end]) {
+        end += 1;
+    }
+    let consumed = end;
+    let raw = &text[start..end];
+    let flag = raw.starts_with('-');
+    let trimmed = raw.trim_end_matches(['.', '-']);
+    let name_end = start + trimmed.len();
+    let name = trimmed.trim_start_matches('-');
+    let prev_word = previous_word(text, start);
+    let Some(kind) = classify_name(name, prev_word) else {
+        return (None, consumed);
+    };
+    let before = start.checked_sub(1).map(|i| b[i]);
+    let in_query = matches!(before, Some(b'?' | b'&'));
+    let ctx = if before == Some(b'<') {
+        Framing::XmlTag
+    } else if flag {
+        Framing::Flag
+    } else if b[..start]
+        .iter()
+        .rev()
+        .take(4)
+        .find(|c| !matches!(c, b'`' | b' '))
+        == Some(&b'|')
+    {
+        Framing::TableCell
+    } else if matches!(before, Some(b'"' | b'\'' | b'`')) {
+        Framing::Quoted
+    } else {
+        Framing::Bare
+    };
+    let Some((value_at, binding)) = find_binding(b, name_end, ctx, name) else {
+        return (None, consumed);
+    };
+    let Some((value, quoted)) = read_value(text, value_at, in_query) else {
+        return (None, consumed);
+    };
+    // `<password>…</password>`: without the closing tag this is prose in angle brackets.
+    if ctx == Framing::XmlTag
+        && value_at > 0
+        && b[value_at - 1] == b'>'
+        && !text[value.end..].starts_with("</")
+    {
+        return (None, consumed);
+    }
+    let v = &text[value.clone()];
+    if value_is_secret(v, kind, binding, quoted) {
+        let consumed = consumed.max(value.end);
+        return (Some(Assignment { value, kind }), consumed);
+    }
+    // A type annotation (`api_key: str = "…"`, `const TOKEN: &str = "…"`) sits between the
+    // name and the value: look once more after the `=` that follows it.
+    if !quoted
+        && let Some(at) = annotated_value_start(b, name_end, value.end)
+        && let Some((value, quoted)) = read_value(text, at, in_query)
+        && value_is_secret(&text[value.clone()], kind, Binding::Strong, quoted)
+    {
+        let consumed = consumed.max(value.end);
+        return (Some(Assignment { value, kind }), consumed);
+    }
+    (None, consumed)
+}
+
+/// Longest type annotation we skip between `name:` and `= value`, in bytes.
+const MAX_ANNOTATION_BYTES: usize = 60;
+
+/// Where the value starts in `name: Type = value`, if the name is followed by a colon and
+/// then, on the same line, a single `=`.
+fn annotated_value_start(b: &[u8], name_end: usize, after: usize) -> Option<usize> {
+    let colon = name_end + b[name_end..].iter().take(4).position(|&c| c == b':')?;
+    if matches!(b.get(colon + 1), Some(b'=' | b':')) {
+        return None;
+    }
+    let limit = (colon + MAX_ANNOTATION_BYTES).min(b.len());
+    let mut i = after.max(colon + 1);
+    while i < limit {
+        match b[i] {
+            b'\n' | b'"' | b'\'' | b';' | b',' => return None,
+            b'=' if !matches!(b.get(i + 1), Some(b'=' | b'>')) && b[i - 1] != b'!' => {
+                return Some(skip_blanks(b, i + 1));
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Longest name we look at, in bytes: longer runs are data, not names.
+const MAX_NAME_BYTES: usize = 80;
+
+/// The word just before `start` when only a single space separates them ("API key").
+fn previous_word(text: &str, start: usize) -> Option<&str> {
+    let b = text.as_bytes();
+    if start < 2 || b[start - 1] != b' ' {
+        return None;
+    }
+    let end = start - 1;
+    let mut s = end;
+    while s > 0 && b[s - 1].is_ascii_alphabetic() {
+        s -= 1;
+    }
+    (s < end).then(|| &text[s..end])
+}
+
+/// How a name is framed; it decides which operators bind it to a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// A command-line flag (`--password`).
+    Flag,
+    /// Inside quotes (`"password": …`, `setenv("TOKEN", …)`).
+    Quoted,
+    /// An XML element (`<password>…</password>`).
+    XmlTag,
+    /// A markdown table cell (`| TOKEN | value |`).
+    TableCell,
+    /// Anything else (`PASSWORD=…`, `token: …`).
+    Bare,
+}
+
+/// Finds the operator after a name and returns where the value starts.
+fn find_binding(b: &[u8], name_end: usize, ctx: Framing, name: &str) -> Option<(usize, Binding)> {
+    let mut i = name_end;
+    // Closing quotes and brackets of `"password":`, `['token'] =`, `\"key\":`.
+    let mut closers = 0;
+    while i < b.len() && closers < 3 {
+        match b[i] {
+            b'"' | b'\'' | b'`' | b']' | b'*' => i += 1,
+            b'\\' if matches!(b.get(i + 1), Some(b'"' | b'\'')) => i += 2,
+            _ => break,
+        }
+        closers += 1;
+    }
+    let after_closers = i;
+    let spaces_from = i;
+    while i < b.len() && matches!(b[i], b' ' | b'\t') && i - spaces_from < 8 {
+        i += 1;
+    }
+    let had_space = i > spaces_from;
+    let rest = &b[i..];
+    let strong = |n: usize| Some((skip_blanks(b, i + n), Binding::Strong));
+    if rest.starts_with(b"::") {
+        return None;
+    }
+    if rest.starts_with(b":=") || rest.starts_with(b"=>") || rest.starts_with(b"?=") {
+        return strong(2);
+    }
+    if rest.starts_with(b"===") {
+        return strong(3);
+    }
+    if rest.starts_with(b"==") || rest.starts_with(b"!=") {
+        return strong(2);
+    }
+    if rest.starts_with(b"=") || rest.starts_with(b":") {
+        return strong(1);
+    }
+    if ctx == Framing::XmlTag && rest.starts_with(b">") {
+        return Some((i + 1, Binding::Strong));
+    }
+    if ctx == Framing::Quoted && closers > 0 && rest.starts_with(b",") {
+        return strong(1);
+    }
+    if ctx == Framing::TableCell && rest.starts_with(b"|") {
+        return strong(1);
+    }
+    if !had_space && after_closers == name_end && rest.starts_with(b"(") {
+        let at = skip_blanks(b, i + 1);
+        return matches!(b.get(at), Some(b'"' | b'\'' | b'`')).then_some((at, Binding::Strong));
+    }
+    if closers > 0 && (rest.starts_with(b"value=") || rest.starts_with(b"value =")) {
+        let eq = i + rest.iter().position(|&c| c == b'=')?;
+        return Some((skip_blanks(b, eq + 1), Binding::Strong));
+    }
+    if !had_space || closers > 0 {
+        return None;
+    }
+    // Space-separated forms: `--password s3cr3t`, `ENV API_TOKEN abc`, `.netrc`'s
+    // `password abc`, and prose ("the password is …", "token was …").
+    let upper_name = name.bytes().any(|c| c.is_ascii_uppercase())
+        && !name.bytes().any(|c| c.is_ascii_lowercase());
+    if let Some(n) = connector(rest) {
+        return Some((skip_blanks(b, i + n), Binding::Weak));
+    }
+    if ctx == Framing::Flag || upper_name {
+        return Some((i, Binding::Weak));
+    }
+    // A few words of prose between the name and `is`/`:` ("password for the db is …").
+    let mut j = i;
+    let limit = (i + 40).min(b.len());
+    while j < limit && (b[j].is_ascii_alphanumeric() || b[j] == b' ' || b[j] == b'-') {
+        if b[j] == b' ' && ends_with_tail_word(&b[i..j]) {
+            return None;
+        }
+        if b[j] == b' '
+            && let Some(n) = connector(&b[j + 1..])
+        {
+            return Some((skip_blanks(b, j + 1 + n), Binding::Weak));
+        }
+        j += 1;
+    }
+    if j < limit && b[j] == b':' && b.get(j + 1) == Some(&b' ') && !ends_with_tail_word(&b[i..j]) {
+        return Some((skip_blanks(b, j + 1), Binding::Weak));
+    }
+    Some((i, Binding::Weak))
+}
+
+/// Whether the last word of `phrase` makes the name describe something else ("key ID",
+/// "token count").
+fn ends_with_tail_word(phrase: &[u8]) -> bool {
+    let word_start = phrase
+        .iter()
+        .rposition(|c| *c == b' ' || *c == b'-')
+        .map_or(0, |p| p + 1);
+    let word = String::from_utf8_lossy(&phrase[word_start..]).to_ascii_lowercase();
+    TAIL_REJECT.contains(&word.as_str())
+}
+
+/// Prose connectors between a name and its value.
+fn connector(rest: &[u8]) -> Option<usize> {
+    for word in [&b"is "[..], b"was ", b"are ", b"is: ", b"to "] {
+        if rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word) {
+            return Some(word.len());
+        }
+    }
+    None
+}
+
+fn skip_blanks(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t') {
+        i += 1;
+    }
+    i
+}
+
+/// Longest value we consider, in bytes.
+const MAX_VALUE_BYTES: usize = 4096;
+
+/// Reads the value at `at`: a quoted string (also `\"…\"` inside JSON text) or a bare run.
+/// Returns its byte range and whether it was quoted.
+fn read_value(text: &str, at: usize, in_query: bool) -> Option<(Range<usize>, bool)> {
+    let b = text.as_bytes();
+    let mut i = at;
+    // Markdown emphasis around a label: `**Password:** value`.
+    if b[i.min(b.len())..].starts_with(b"**") || b[i.min(b.len())..].starts_with(b"__") {
+        i = skip_blanks(b, i + 2);
+    }
+    let (quote, escaped_quote) = match (b.get(i), b.get(i + 1)) {
+        (Some(&q @ (b'"' | b'\'' | b'`')), _) => {
+            i += 1;
+            (Some(q), false)
+        }
+        (Some(b'\\'), Some(&q @ (b'"' | b'\''))) => {
+            i += 2;
+            (Some(q), true)
+        }
+        _ => (None, false),
+    };
+    let start = i;
+    let limit = (start + MAX_VALUE_BYTES).min(b.len());
+    if let Some(q) = quote {
+        while i < limit {
+            match b[i] {
+                b'\n' => break,
+                b'\\' if escaped_quote && b.get(i + 1) == Some(&q) => {
+                    return Some((start..i, true));
+                }
+                b'\\' => i += 2,
+                c if c == q && !escaped_quote => return Some((start..i, true)),
+                _ => i += 1,
+            }
+        }
+        // No closing quote on this line: take the bare run instead.
+        i = start;
+    }
+    while i < limit {
+        let c = b[i];
+        let stop = c.is_ascii_whitespace()
+            || matches!(
+                c,
+                b'"' | b'\'' | b'`' | b',' | b';' | b')' | b']' | b'}' | b'<' | b'>' | b'\\' | b'|'
+            )
+            || (in_query && matches!(c, b'&' | b'#'));
+        if stop {
+            break;
+        }
+        i += 1;
+    }
+    let mut end = i.min(b.len());
+    // A command applied to a quoted argument (`ConvertTo-SecureString "…"`, `decrypt '…'`):
+    // the argument is the value.
+    if end > start
+        && b.get(end) == Some(&b' ')
+        && matches!(b.get(end + 1), Some(b'"' | b'\''))
+        && b[start..end]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+    {
+        return read_value(text, end + 1, in_query);
+    }
+    // Prose ends sentences with a period; a bare value does not end in one.
+    while end > start && matches!(b[end - 1], b'.' | b',' | b':') {
+        end -= 1;
+    }
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (end > start).then_some((start..end, false))
+}
+
+/// File names and paths are references to secrets, not secrets.
+const FILE_SUFFIXES: &[&str] = &[
+    ".json",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".txt",
+    ".pem",
+    ".key",
+    ".env",
+    ".crt",
+    ".p12",
+    ".pfx",
+    ".jks",
+    ".gpg",
+    ".asc",
+    ".ini",
+    ".cfg",
+    ".conf",
+    ".properties",
+    ".xml",
+    ".age",
+];
+
+/// Decides whether a value bound to a secret name is itself a secret.
+pub(crate) fn value_is_secret(v: &str, kind: NameKind, binding: Binding, quoted: bool) -> bool {
+    let v = v.trim();
+    let min_len = match kind {
+        NameKind::Password => 6,
+        NameKind::Token => 8,
+    };
+    if v.len() < min_len || v.len() > MAX_VALUE_BYTES || is_placeholder(v) {
+        return false;
+    }
+    let b = v.as_bytes();
+    if quoted && b.iter().any(u8::is_ascii_whitespace) {
+        return false;
+    }
+    if b.iter().all(u8::is_ascii_digit) || looks_like_number_or_date(v) {
+        return false;
+    }
+    if matches!(b[0], b'/' | b'~') || v.starts_with("./") || v.contains("://") {
+        return false;
+    }
+    // In code a bare `!x`, `&x` or `*x` is an expression; inside quotes it is just text.
+    if !quoted && matches!(b[0], b'!' | b'&' | b'*') {
+        return false;
+    }
+    if v.len() > 2 && b[1] == b':' && b[2] == b'\\' {
+        return false;
+    }
+    let lower = v.to_ascii_lowercase();
+    if FILE_SUFFIXES.iter().any(|s| lower.ends_with(s)) {
+        return false;
+    }
+    if [
+        "enc[", "vault:", "arn:", "sha256:", "sha1:", "sha512:", "md5:",
+    ]
+    .iter()
+    .any(|p| lower.starts_with(p))
+    {
+        return false;
+    }
+    if (!quoted && looks_like_code(v)) || looks_like_words(v) {
+        return false;
+    }
+    let classes = Classes::of(v);
+    if classes.digit == 0 && classes.other == 0 {
+        // Letters only: a word, a type name or an identifier unless long and random.
+        return v.len() >= 20
+            && shannon_entropy(v) >= 3.8
+            && classes.lower > 0
+            && classes.upper > 0;
+    }
+    if classes.letters() == 0 && classes.digit > 0 && !quoted && binding == Binding::Weak {
+        return false;
+    }
+    let entropy = shannon_entropy(v);
+    match (kind, binding) {
+        (NameKind::Password, Binding::Strong) => entropy >= 2.4,
+        (NameKind::Token, Binding::Strong) => entropy >= 3.0,
+        (NameKind::Password, Binding::Weak) => {
+            entropy >= 2.5 && classes.kinds() >= 2 && classes.digit > 0
+        }
+        // In prose the value must not read as a word: digits, or symbols in mixed case.
+        (NameKind::Token, Binding::Weak) => {
+            entropy >= 3.0
+                && classes.kinds() >= 2
+                && (classes.digit > 0
+                    || (classes.other > 0 && classes.upper > 0 && classes.lower > 0))
+        }
+    }
+}
+
+/// Versions, dates, times and sizes: `1.2.3`, `2024-01-31`, `12:30:00`, `3600s`.
+fn looks_like_number_or_date(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.iter().all(|c| {
+        c.is_ascii_digit() || matches!(c, b'.' | b'-' | b':' | b'/' | b'+' | b'T' | b'Z' | b'_')
+    }) || (b.len() < 12
+        && b[..b.len() - 1].iter().all(u8::is_ascii_digit)
+        && b[b.len() - 1].is_ascii_alphabetic())
+}
+
+/// Bare values that are expressions in code: calls, member paths, paths into modules.
+fn looks_like_code(v: &str) -> bool {
+    if v.contains('(')
+        || v.contains('[')
+        || v.contains("::")
+        || v.contains("->")
+        || v.starts_with('$')
+    {
+        return true;
+    }
+    // `config.password`, `self.token`, `process.env.API_KEY`, `settings.SECRET_KEY`.
+    let parts: Vec<&str> = v.split('.').collect();
+    parts.len() > 1
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+                && !p.as_bytes()[0].is_ascii_digit()
+        })
+        && parts
+            .iter()
+            .any(|p| p.bytes().all(|c| c.is_ascii_alphabetic() || c == b'_'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(text: &str) -> Option<String> {
+        let lower = text.to_ascii_lowercase();
+        for lit in LITERALS {
+            let mut from = 0;
+            while let Some(pos) = lower[from..].find(lit) {
+                let hit = from + pos;
+                if let (Some(a), _) = scan(text, hit) {
+                    return Some(text[a.value].to_owned());
+                }
+                from = hit + 1;
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn splits_names_into_words() {
+        assert_eq!(split_words("X-Api-Key"), ["x", "api", "key"]);
+        assert_eq!(split_words("slackBotToken"), ["slack", "bot", "token"]);
+        assert_eq!(split_words("APIKey"), ["api", "key"]);
+        assert_eq!(
+            split_words("AWS_SECRET_ACCESS_KEY"),
+            ["aws", "secret", "access", "key"]
+        );
+        assert_eq!(
+            split_words("spring.datasource.password"),
+            ["spring", "datasource", "password"]
+        );
+    }
+
+    #[test]
+    fn names_that_describe_secrets_are_recognised() {
+        for name in [
+            "password",
+            "DB_PASSWORD",
+            "apiKey",
+            "X-Api-Key",
+            "client_secret",
+            "GITHUB_TOKEN",
+            "AccountKey",
+            "SECRET_KEY_BASE",
+            "_authToken",
+            "aws_secret_access_key",
+            "pwd",
+            "NGROK_AUTHTOKEN",
+            "new_password",
+            "jwtSecret",
+            "signing-key",
+        ] {
+            assert!(classify_name(name, None).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn names_that_only_mention_secrets_are_not() {
+        for name in [
+            "tokenizer",
+            "password_hash",
+            "passwordHash",
+            "max_tokens",
+            "token_count",
+            "tokens",
+            "secret_name",
+            "token_type",
+            "author",
+            "passport",
+            "keyboard",
+            "key",
+            "primary_key_id",
+            "get_token",
+            "public_key",
+            "bypass",
+            "token_url",
+            "api_key_id",
+            "next_token",
+        ] {
+            assert!(classify_name(name, None).is_none(), "{name}");
+        }
+    }
+
+    #[test]
+    fn finds_values_in_common_syntaxes() {
+        let cases = [
+            ("DB_PASSWORD=Xk9mP2vL8q", "Xk9mP2vL8q"),
+            ("export API_TOKEN=\"a8f3c9e1b7d24f6a\"", "a8f3c9e1b7d24f6a"),
+            ("password: S3cure!Pass#42", "S3cure!Pass#42"),
+            (
+                "{\"client_secret\": \"q7Lm2vRz9XkP4sTb\"}",
+                "q7Lm2vRz9XkP4sTb",
+            ),
+            ("api_key = 'Zx81LkPq02MnBv7T'", "Zx81LkPq02MnBv7T"),
+            ("token := \"Hq4Zt9Lp2Wx7Rm3K\"", "Hq4Zt9Lp2Wx7Rm3K"),
+            ("mysql --password Tq8wLz3Kp9 db", "Tq8wLz3Kp9"),
+            (
+                "the password for the staging db is Vn3kQ8zLw2",
+                "Vn3kQ8zLw2",
+            ),
+            (
+                "https://x.test/cb?access_token=Mz81Kq0Lp3Xv9T&state=1",
+                "Mz81Kq0Lp3Xv9T",
+            ),
+            ("<password>Pq7Rz2Lm9Xk</password>", "Pq7Rz2Lm9Xk"),
+            (
+                "{\"text\": \"{\\\"api_key\\\": \\\"Kx82LmQp03NbVz7Y\\\"}\"}",
+                "Kx82LmQp03NbVz7Y",
+            ),
+            (
+                "headers.set('X-Api-Key', 'Hf83KdLq02MzPv6W')",
+                "Hf83KdLq02MzPv6W",
+            ),
+            ("api_key: str = \"Qw83LmZp02XnVb7K\"", "Qw83LmZp02XnVb7K"),
+            (
+                "const API_TOKEN: &str = \"Tz82KqLp03MxNb6V\";",
+                "Tz82KqLp03MxNb6V",
+            ),
+            (
+                "private apiKey: string = 'Rx73JpLq92MzKb5W';",
+                "Rx73JpLq92MzKb5W",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(found(text).as_deref(), Some(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn leaves_references_and_code_alone() {
+        for text in [
+            "password: ${DB_PASSWORD}",
+            "token = os.environ[\"GITHUB_TOKEN\"]",
+            "const token = await getToken();",
+            "apiKey: process.env.API_KEY",
+            "password = config.password",
+            "password: changeme",
+            "api_key: \"<your-api-key>\"",
+            "token: ${{ secrets.NPM_TOKEN }}",
+            "password_hash = bcrypt.hashpw(pw, salt)",
+            "tokenizer = AutoTokenizer.from_pretrained(\"bert-base-uncased\")",
+            "max_tokens: 4096",
+            "token: Option<String>,",
+            "token: Optional[str] = None",
+            "api_key: str = Field(..., description=\"OpenAI API key\")",
+            "def login(username: str, password: str) -> Token:",
+            "let password = String::new();",
+            "password: string;",
+            "the password is required",
+            "secret_file: /run/secrets/db_password",
+            "GOOGLE_APPLICATION_CREDENTIALS=/home/me/sa.json",
+            "password: \"\"",
+            "api_key = None",
+            "token_expires_in: 3600",
+            "Store the token in a secure place.",
+        ] {
+            assert_eq!(found(text), None, "{text}");
+        }
+    }
+}
