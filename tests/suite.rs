@@ -2,5 +2,6 @@
 
 mod bridge_files;
 mod bridge_hooks;
+mod bridge_redact;
 mod config_examples;
 mod stdio_servers;

@@ -160,3 +160,50 @@ async fn a_missing_policy_file_stops_the_server_with_a_clear_message() -> anyhow
     assert!(output.stdout.is_empty(), "stdout belongs to the protocol");
     Ok(())
 }
+
+#[tokio::test]
+async fn secrets_never_reach_the_client_or_the_audit_log() -> anyhow::Result<()> {
+    const TOKEN: &str = "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";
+    const AWS: &str = "ASIAGUI7BVKGNTTVNNEN";
+    let home = TempDir::new()?;
+    let mut mcp = spawn(home.path(), &[], &[]).await?;
+    std::fs::write(
+        home.path().join("ws/config.env"),
+        format!("GITHUB_TOKEN={TOKEN}\nAWS_ACCESS_KEY_ID={AWS}\n"),
+    )?;
+    let read = mcp
+        .call_tool("copilot_read_file", json!({"path": "config.env"}))
+        .await?;
+    // The error message of a missing file names the path it was given: a token there too.
+    let missing = mcp
+        .call_tool("copilot_read_file", json!({"path": format!("{TOKEN}.txt")}))
+        .await?;
+    let created = mcp
+        .call_tool(
+            "copilot_create_file",
+            json!({"path": "notes.md", "content": format!("key {TOKEN}")}),
+        )
+        .await?;
+    assert_eq!(mcp.shutdown().await?, Some(0));
+    for response in [&read, &missing, &created] {
+        let text = response.to_string();
+        assert!(
+            !text.contains(&TOKEN[4..]) && !text.contains(&AWS[4..]),
+            "leaked: {text}"
+        );
+    }
+    assert_eq!(read["result"]["isError"], json!(false), "{read}");
+    let audit: String = audit_lines(home.path())?
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(audit.contains("copilot_create_file"), "{audit}");
+    assert!(
+        !audit.contains(&TOKEN[4..]) && !audit.contains(&AWS[4..]),
+        "audit leaked: {audit}"
+    );
+    // What the caller asked to write is written as given: redaction guards what leaves the
+    // server, not the user's own files.
+    assert!(std::fs::read_to_string(home.path().join("ws/notes.md"))?.contains(TOKEN));
+    Ok(())
+}
