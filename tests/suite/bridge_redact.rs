@@ -72,7 +72,12 @@ fn plain_lines_lose_their_secrets_and_keep_everything_else() -> anyhow::Result<(
         "corpus too small: {}",
         positives.len()
     );
-    let input: String = positives.iter().map(|(l, _)| format!("{l}\n")).collect();
+    let input = positives
+        .iter()
+        .map(|(line, _)| line.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
     let output = run_redact(&[], &input)?;
     let lines: Vec<&str> = output.lines().collect();
     assert_eq!(lines.len(), positives.len(), "line for line");
@@ -108,19 +113,18 @@ fn plain_lines_lose_their_secrets_and_keep_everything_else() -> anyhow::Result<(
 #[test]
 fn json_lines_stay_valid_json_without_their_secrets() -> anyhow::Result<()> {
     let positives = positives()?;
-    let input: String = positives
-        .iter()
-        .map(|(line, _)| {
-            let message = json!({
-                "jsonrpc": "2.0",
-                "method": "session/update",
-                "params": {"update": {"sessionUpdate": "agent_message_chunk",
-                                      "content": {"type": "text", "text": line}}}
-            });
-            format!("{message}\n")
-        })
-        .collect::<String>()
-        + "not json at all ghp_notreallyjsonbutstillredacted0000000000\n";
+    let mut input = String::new();
+    for (line, _) in &positives {
+        let message = json!({
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"update": {"sessionUpdate": "agent_message_chunk",
+                                  "content": {"type": "text", "text": line}}}
+        });
+        input.push_str(&message.to_string());
+        input.push('\n');
+    }
+    input.push_str("not json at all, passed through as text\n");
     let output = run_redact(&["--json"], &input)?;
     let lines: Vec<&str> = output.lines().collect();
     assert_eq!(lines.len(), positives.len() + 1);
