@@ -200,7 +200,53 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
     if PLACEHOLDER_FRAGMENTS.iter().any(|f| lower.contains(f)) {
         return true;
     }
-    is_template(v) || is_degenerate(v)
+    is_template(v) || is_degenerate(v) || is_word_with_counter(&lower)
+}
+
+/// Words that test fixtures and tutorials number to make stand-in values (`token123`,
+/// `secret1`, `mypassword2024`).
+const STAND_IN_WORDS: &[&str] = &[
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "pass",
+    "test",
+    "key",
+    "apikey",
+    "api",
+    "admin",
+    "user",
+    "demo",
+    "example",
+    "sample",
+    "dummy",
+    "abc",
+    "foo",
+    "bar",
+    "qwerty",
+    "letmein",
+    "welcome",
+    "default",
+    "mytoken",
+    "mysecret",
+    "mypassword",
+    "mypass",
+    "mykey",
+    "changeme",
+    "hello",
+    "root",
+    "guest",
+    "pw",
+    "pwd",
+];
+
+/// A stand-in word followed only by digits and punctuation (`token123`, `password1!`).
+fn is_word_with_counter(lower: &str) -> bool {
+    let word = lower.trim_end_matches(|c: char| {
+        c.is_ascii_digit() || matches!(c, '!' | '_' | '-' | '.' | '#' | '@')
+    });
+    word.len() < lower.len() && STAND_IN_WORDS.contains(&word)
 }
 
 /// Variable references and template expressions: `${X}`, `$X`, `$(cmd)`, `{{ x }}`, `%X%`,
@@ -342,6 +388,9 @@ mod tests {
             "12345678",
             "null",
             "None",
+            "token123",
+            "Password1!",
+            "secret_2024",
         ] {
             assert!(is_placeholder(p), "{p} should be a placeholder");
         }
