@@ -432,23 +432,17 @@ impl Redactor {
 /// [`Redactor::find_dotted_tokens`]).
 fn dotted_candidates(text: &str) -> impl Iterator<Item = usize> + '_ {
     let b = text.as_bytes();
-    let mut from = DISCORD_ID_MIN_BYTES;
-    std::iter::from_fn(move || {
-        while from + DISCORD_MIDDLE_BYTES + 1 < b.len() {
-            let dot = from + text.get(from..)?.find('.')?;
-            from = dot + 1;
+    text.match_indices('.')
+        .map(|(dot, _)| dot)
+        .filter(move |&dot| {
             let close = dot + 1 + DISCORD_MIDDLE_BYTES;
-            let shaped = b.get(close) == Some(&b'.')
+            dot >= DISCORD_ID_MIN_BYTES
+                && b.get(close) == Some(&b'.')
+                && b[dot - 1].is_ascii_alphanumeric()
                 && b[dot + 1..close]
                     .iter()
                     .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
-                && b[dot - 1].is_ascii_alphanumeric();
-            if shaped {
-                return Some(dot);
-            }
-        }
-        None
-    })
+        })
 }
 
 /// Shortest base64 id before the first dot of a Discord bot token (17-digit ids).

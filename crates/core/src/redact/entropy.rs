@@ -2,6 +2,10 @@
 //! placeholder filter that keeps `${GITHUB_TOKEN}`, `<your-token>`, `xxxxxxxx` or `changeme`
 //! (and documentation examples such as AWS's `…EXAMPLE` keys) from being redacted.
 
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+
 /// Shannon entropy of `s` in bits per byte (0 for the empty string).
 pub(crate) fn shannon_entropy(s: &str) -> f64 {
     let bytes = s.as_bytes();
@@ -187,20 +191,32 @@ const KNOWN_EXAMPLES: &[&str] = &[
 /// a literal secret.
 pub(crate) fn is_placeholder(value: &str) -> bool {
     let v = value.trim();
-    if v.is_empty() {
+    if v.is_empty() || KNOWN_EXAMPLES.contains(&v) {
         return true;
     }
-    if KNOWN_EXAMPLES.contains(&v) {
+    if v.len() <= LONGEST_PLACEHOLDER_WORD
+        && PLACEHOLDER_WORDS.iter().any(|w| w.eq_ignore_ascii_case(v))
+    {
         return true;
     }
-    let lower = v.to_ascii_lowercase();
-    if PLACEHOLDER_WORDS.contains(&lower.as_str()) {
-        return true;
-    }
-    if PLACEHOLDER_FRAGMENTS.iter().any(|f| lower.contains(f)) {
-        return true;
-    }
-    is_template(v) || is_degenerate(v) || is_word_with_counter(&lower)
+    FRAGMENTS.is_match(v) || is_template(v) || is_degenerate(v) || is_word_with_counter(v)
+}
+
+/// Longest entry of `PLACEHOLDER_WORDS` and `STAND_IN_WORDS`, in bytes.
+const LONGEST_PLACEHOLDER_WORD: usize = 16;
+
+/// `PLACEHOLDER_FRAGMENTS` as one case-insensitive automaton: one pass per candidate.
+static FRAGMENTS: LazyLock<AhoCorasick> = LazyLock::new(build_fragments);
+
+#[expect(
+    clippy::expect_used,
+    reason = "a fixed list of short literals always builds"
+)]
+fn build_fragments() -> AhoCorasick {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(PLACEHOLDER_FRAGMENTS)
+        .expect("placeholder fragments build")
 }
 
 /// Words that test fixtures and tutorials number to make stand-in values (`token123`,
@@ -242,11 +258,11 @@ const STAND_IN_WORDS: &[&str] = &[
 ];
 
 /// A stand-in word followed only by digits and punctuation (`token123`, `password1!`).
-fn is_word_with_counter(lower: &str) -> bool {
-    let word = lower.trim_end_matches(|c: char| {
+fn is_word_with_counter(v: &str) -> bool {
+    let word = v.trim_end_matches(|c: char| {
         c.is_ascii_digit() || matches!(c, '!' | '_' | '-' | '.' | '#' | '@')
     });
-    word.len() < lower.len() && STAND_IN_WORDS.contains(&word)
+    word.len() < v.len() && STAND_IN_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word))
 }
 
 /// Variable references and template expressions: `${X}`, `$X`, `$(cmd)`, `{{ x }}`, `%X%`,
@@ -406,6 +422,13 @@ mod tests {
             "wq8E-9fZ_kL2mN4pQ7rS",
         ] {
             assert!(!is_placeholder(s), "{s} should not be a placeholder");
+        }
+    }
+
+    #[test]
+    fn placeholder_word_lists_fit_the_length_bound() {
+        for w in PLACEHOLDER_WORDS.iter().chain(STAND_IN_WORDS) {
+            assert!(w.len() <= LONGEST_PLACEHOLDER_WORD, "{w}");
         }
     }
 

@@ -497,10 +497,6 @@ pub(crate) fn scan(text: &str, hit: usize) -> (Option<Assignment>, usize) {
     let trimmed = raw.trim_end_matches(['.', '-']);
     let name_end = start + trimmed.len();
     let name = trimmed.trim_start_matches('-');
-    let prev_word = previous_word(text, start);
-    let Some(kind) = classify_name(name, prev_word) else {
-        return (None, consumed);
-    };
     let before = start.checked_sub(1).map(|i| b[i]);
     let in_query = matches!(before, Some(b'?' | b'&'));
     let ctx = if before == Some(b'<') {
@@ -524,6 +520,10 @@ pub(crate) fn scan(text: &str, hit: usize) -> (Option<Assignment>, usize) {
         return (None, consumed);
     };
     let Some((value, quoted)) = read_value(text, value_at, in_query) else {
+        return (None, consumed);
+    };
+    // Naming is checked after the cheaper syntax: most keyword hits bind no value.
+    let Some(kind) = classify_name(name, previous_word(text, start)) else {
         return (None, consumed);
     };
     // `<password>…</password>`: without the closing tag this is prose in angle brackets.
