@@ -183,6 +183,9 @@ const KNOWN_EXAMPLES: &[&str] = &[
     // RFC 7617's and MDN's Basic authentication examples.
     "QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
     "YWxhZGRpbjpvcGVuc2VzYW1l",
+    // Public values that scanners' stop-word lists carry because they appear everywhere.
+    "6fe4476ee5a1832882e326b506d14126",
+    "014df517-39d1-4453-b7b3-9930c563627c",
     // jwt.io's default token.
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
 ];
@@ -288,8 +291,18 @@ fn is_template(v: &str) -> bool {
         b'@' => last == b'@',
         b'{' => last == b'}',
         b'#' => b.get(1) == Some(&b'{'),
-        _ => v.contains("{{") || v.contains("${") || v.contains("#{") || v.contains("%s"),
+        _ => v.contains("{{") || v.contains("${") || v.contains("#{") || has_printf_slot(v),
     }
+}
+
+/// A `%s`/`%d` slot that starts a word (`Bearer %s`, `key-%s`), not `…S%s+…` inside random text.
+fn has_printf_slot(v: &str) -> bool {
+    v.match_indices('%').any(|(i, _)| {
+        let b = v.as_bytes();
+        matches!(b.get(i + 1), Some(b's' | b'd'))
+            && (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+            && b.get(i + 2).is_none_or(|c| !c.is_ascii_alphanumeric())
+    })
 }
 
 /// Values with almost no variety: `aaaaaaaa`, `abababab`, `12345678`, `ABCDEFGHIJKLMNOP…`.
