@@ -759,8 +759,14 @@ fn find_binding(b: &[u8], name_end: usize, ctx: Framing, name: &str) -> Option<(
     if !had_space || closers > 0 {
         return None;
     }
-    // Space-separated forms: `--password s3cr3t`, `ENV API_TOKEN abc`, `.netrc`'s
-    // `password abc`, and prose ("the password is …", "token was …").
+    loose_binding(b, i, ctx, name)
+}
+
+/// Space-separated forms: `--password s3cr3t`, `ENV API_TOKEN abc`, `.netrc`'s
+/// `password abc`, and prose ("the password is …", "token was …"). `i` is where the text
+/// after the name and its spaces starts.
+fn loose_binding(b: &[u8], i: usize, ctx: Framing, name: &str) -> Option<(usize, Binding)> {
+    let rest = &b[i..];
     let upper_name = name.bytes().any(|c| c.is_ascii_uppercase())
         && !name.bytes().any(|c| c.is_ascii_lowercase());
     if let Some(n) = connector(rest) {
