@@ -5,6 +5,13 @@
 //! Clean text is nearly free: a single Aho-Corasick pass over the text looks for the literals
 //! that can start a secret (token prefixes such as `ghp_`, keywords such as `password`), and
 //! only the detectors tied to a literal that occurs run, each on a bounded window around it.
+//!
+//! Entry points: [`Redactor::redact`] for text (multi-line PEM blocks included),
+//! [`Redactor::redact_json`] / [`Redactor::redact_json_line`] for JSON (decoded strings are
+//! redacted and re-encoded, so the output always parses), [`Redactor::lines`] for input read
+//! one line at a time, [`Redactor::find`] for a report of rule ids and byte ranges, and
+//! [`truncate`]. A secret is replaced by [`REDACTED`]; a vendor prefix of at most four
+//! characters (`ghp_`, `AKIA`, `AIza`) may stay visible.
 
 mod checksum;
 mod entropy;
@@ -210,7 +217,9 @@ impl Redactor {
         Cow::Owned(apply(text, &findings))
     }
 
-    /// Every secret in `text`, in order of position. Overlapping findings are all reported.
+    /// Every secret in `text`, in order of position. A generic finding (keyword assignment,
+    /// authorization value, URL credentials) inside a provider rule's finding is dropped in
+    /// its favour; other overlaps are all reported, and [`Redactor::redact`] merges them.
     pub fn find(&self, text: &str) -> Vec<Finding> {
         let mut found: Vec<Candidate> = Vec::new();
         let mut progress: Option<Box<Progress>> = None;

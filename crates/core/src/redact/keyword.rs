@@ -647,7 +647,7 @@ fn previous_word(text: &str, start: usize) -> Option<&str> {
     }
     let end = start - 1;
     let mut s = end;
-    while s > 0 && b[s - 1].is_ascii_alphabetic() {
+    while s > 0 && end - s < MAX_NAME_BYTES && b[s - 1].is_ascii_alphabetic() {
         s -= 1;
     }
     (s < end).then(|| &text[s..end])
