@@ -597,7 +597,16 @@ fn scan_forward(text: &str, hit: usize) -> (Option<Assignment>, usize) {
         return (None, consumed);
     }
     let v = &text[value.clone()];
-    if value_is_secret(v, kind, binding, quoted) {
+    // `NAME=value` in env files and shells: the bare value is literal text, not code.
+    let env_style = b.get(name_end) == Some(&b'=')
+        && name.bytes().any(|c| c.is_ascii_uppercase())
+        && !name.bytes().any(|c| c.is_ascii_lowercase());
+    if value_is_secret(
+        v,
+        kind,
+        binding,
+        quoted || (env_style && !looks_like_code(v)),
+    ) {
         let consumed = consumed.max(value.end);
         return (Some(Assignment { value, kind }), consumed);
     }
@@ -856,6 +865,13 @@ fn read_value(text: &str, at: usize, in_query: bool) -> Option<(Range<usize>, bo
         }
         _ => (None, false),
     };
+    // A value in parentheses in prose: "a new token (8f3e…) for CI".
+    if quote.is_none()
+        && b.get(i) == Some(&b'(')
+        && !matches!(b.get(i + 1), Some(b'"' | b'\'' | b')'))
+    {
+        i += 1;
+    }
     let start = i;
     let limit = (start + MAX_VALUE_BYTES).min(b.len());
     if let Some(q) = quote {
@@ -976,11 +992,14 @@ pub(crate) fn value_is_secret(v: &str, kind: NameKind, binding: Binding, quoted:
     }
     let classes = Classes::of(v);
     if classes.digit == 0 && classes.other == 0 {
-        // Letters only: a word, a type name or an identifier unless long and random.
-        return v.len() >= 20
-            && shannon_entropy(v) >= 3.8
+        // Letters only: a word, a type name or a CamelCase identifier unless random, which
+        // shows as case flipping every letter or two (`VogUpAHyxyPRWtgF`).
+        let short_humps = split_words(v).iter().filter(|w| w.len() <= 2).count();
+        return v.len() >= 12
+            && shannon_entropy(v) >= 3.3
             && classes.lower > 0
-            && classes.upper > 0;
+            && classes.upper > 0
+            && short_humps >= 2;
     }
     if classes.letters() == 0 && classes.digit > 0 && !quoted && binding == Binding::Weak {
         return false;
@@ -990,7 +1009,10 @@ pub(crate) fn value_is_secret(v: &str, kind: NameKind, binding: Binding, quoted:
         (NameKind::Password, Binding::Strong) => entropy >= 2.4,
         (NameKind::Token, Binding::Strong) => entropy >= 3.0,
         (NameKind::Password, Binding::Weak) => {
-            entropy >= 2.5 && classes.kinds() >= 2 && classes.digit > 0
+            entropy >= 2.5
+                && classes.kinds() >= 2
+                && (classes.digit > 0
+                    || (classes.other > 0 && classes.upper > 0 && classes.lower > 0))
         }
         // In prose the value must not read as a word: digits, or symbols in mixed case.
         (NameKind::Token, Binding::Weak) => {
