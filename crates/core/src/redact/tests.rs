@@ -27,6 +27,24 @@ fn clean_text_is_borrowed() {
 }
 
 #[test]
+fn find_reports_rule_ids_and_byte_ranges() {
+    let token = github_token("ghs_", "Kd8Lq2Zm5Xr9Vt3Nb7Hc1Yw6Fp4Js0");
+    let text = format!("password: \"Qz7#Lm2!Vr9x\" and {token}");
+    let findings = r().find(&text);
+    let got: Vec<(&str, &str, usize)> = findings
+        .iter()
+        .map(|f| (f.rule, &text[f.range.clone()], f.kept))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("keyword-assignment", "Qz7#Lm2!Vr9x", 0),
+            ("github-token", token.as_str(), 4)
+        ]
+    );
+}
+
+#[test]
 fn github_token_keeps_its_vendor_prefix() {
     let token = github_token("ghp_", "Xq3Lm8Rz0vTb5NwYc2Hd7KpFg4Js9A");
     let out = r().redact(&format!("push with {token} now")).into_owned();
