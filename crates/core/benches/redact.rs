@@ -127,6 +127,10 @@ fn bench(c: &mut Criterion) {
         });
     }
     group.finish();
+    let mut compile = c.benchmark_group("redact_compile");
+    compile.sample_size(10);
+    compile.bench_function("new", |b| b.iter(Redactor::new));
+    compile.finish();
 }
 
 criterion_group!(benches, bench);

@@ -5,6 +5,13 @@
 //! Clean text is nearly free: a single Aho-Corasick pass over the text looks for the literals
 //! that can start a secret (token prefixes such as `ghp_`, keywords such as `password`), and
 //! only the detectors tied to a literal that occurs run, each on a bounded window around it.
+//!
+//! Entry points: [`Redactor::redact`] for text (multi-line PEM blocks included),
+//! [`Redactor::redact_json`] / [`Redactor::redact_json_line`] for JSON (decoded strings are
+//! redacted and re-encoded, so the output always parses), [`Redactor::lines`] for input read
+//! one line at a time, [`Redactor::find`] for a report of rule ids and byte ranges, and
+//! [`truncate`]. A secret is replaced by [`REDACTED`]; a vendor prefix of at most four
+//! characters (`ghp_`, `AKIA`, `AIza`) may stay visible.
 
 mod checksum;
 mod entropy;
@@ -210,7 +217,9 @@ impl Redactor {
         Cow::Owned(apply(text, &findings))
     }
 
-    /// Every secret in `text`, in order of position. Overlapping findings are all reported.
+    /// Every secret in `text`, in order of position. A generic finding (keyword assignment,
+    /// authorization value, URL credentials) inside a provider rule's finding is dropped in
+    /// its favour; other overlaps are all reported, and [`Redactor::redact`] merges them.
     pub fn find(&self, text: &str) -> Vec<Finding> {
         let mut found: Vec<Candidate> = Vec::new();
         let mut progress: Option<Box<Progress>> = None;
@@ -432,23 +441,17 @@ impl Redactor {
 /// [`Redactor::find_dotted_tokens`]).
 fn dotted_candidates(text: &str) -> impl Iterator<Item = usize> + '_ {
     let b = text.as_bytes();
-    let mut from = DISCORD_ID_MIN_BYTES;
-    std::iter::from_fn(move || {
-        while from + DISCORD_MIDDLE_BYTES + 1 < b.len() {
-            let dot = from + text.get(from..)?.find('.')?;
-            from = dot + 1;
+    text.match_indices('.')
+        .map(|(dot, _)| dot)
+        .filter(move |&dot| {
             let close = dot + 1 + DISCORD_MIDDLE_BYTES;
-            let shaped = b.get(close) == Some(&b'.')
+            dot >= DISCORD_ID_MIN_BYTES
+                && b.get(close) == Some(&b'.')
+                && b[dot - 1].is_ascii_alphanumeric()
                 && b[dot + 1..close]
                     .iter()
                     .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
-                && b[dot - 1].is_ascii_alphanumeric();
-            if shaped {
-                return Some(dot);
-            }
-        }
-        None
-    })
+        })
 }
 
 /// Shortest base64 id before the first dot of a Discord bot token (17-digit ids).

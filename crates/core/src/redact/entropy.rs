@@ -2,6 +2,10 @@
 //! placeholder filter that keeps `${GITHUB_TOKEN}`, `<your-token>`, `xxxxxxxx` or `changeme`
 //! (and documentation examples such as AWS's `…EXAMPLE` keys) from being redacted.
 
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+
 /// Shannon entropy of `s` in bits per byte (0 for the empty string).
 pub(crate) fn shannon_entropy(s: &str) -> f64 {
     let bytes = s.as_bytes();
@@ -179,6 +183,9 @@ const KNOWN_EXAMPLES: &[&str] = &[
     // RFC 7617's and MDN's Basic authentication examples.
     "QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
     "YWxhZGRpbjpvcGVuc2VzYW1l",
+    // Public values that scanners' stop-word lists carry because they appear everywhere.
+    "6fe4476ee5a1832882e326b506d14126",
+    "014df517-39d1-4453-b7b3-9930c563627c",
     // jwt.io's default token.
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
 ];
@@ -187,20 +194,78 @@ const KNOWN_EXAMPLES: &[&str] = &[
 /// a literal secret.
 pub(crate) fn is_placeholder(value: &str) -> bool {
     let v = value.trim();
-    if v.is_empty() {
+    if v.is_empty() || KNOWN_EXAMPLES.contains(&v) {
         return true;
     }
-    if KNOWN_EXAMPLES.contains(&v) {
+    if v.len() <= LONGEST_PLACEHOLDER_WORD
+        && PLACEHOLDER_WORDS.iter().any(|w| w.eq_ignore_ascii_case(v))
+    {
         return true;
     }
-    let lower = v.to_ascii_lowercase();
-    if PLACEHOLDER_WORDS.contains(&lower.as_str()) {
-        return true;
-    }
-    if PLACEHOLDER_FRAGMENTS.iter().any(|f| lower.contains(f)) {
-        return true;
-    }
-    is_template(v) || is_degenerate(v)
+    FRAGMENTS.is_match(v) || is_template(v) || is_degenerate(v) || is_word_with_counter(v)
+}
+
+/// Longest entry of `PLACEHOLDER_WORDS` and `STAND_IN_WORDS`, in bytes.
+const LONGEST_PLACEHOLDER_WORD: usize = 16;
+
+/// `PLACEHOLDER_FRAGMENTS` as one case-insensitive automaton: one pass per candidate.
+static FRAGMENTS: LazyLock<AhoCorasick> = LazyLock::new(build_fragments);
+
+#[expect(
+    clippy::expect_used,
+    reason = "a fixed list of short literals always builds"
+)]
+fn build_fragments() -> AhoCorasick {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(PLACEHOLDER_FRAGMENTS)
+        .expect("placeholder fragments build")
+}
+
+/// Words that test fixtures and tutorials number to make stand-in values (`token123`,
+/// `secret1`, `mypassword2024`).
+const STAND_IN_WORDS: &[&str] = &[
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "pass",
+    "test",
+    "key",
+    "apikey",
+    "api",
+    "admin",
+    "user",
+    "demo",
+    "example",
+    "sample",
+    "dummy",
+    "abc",
+    "foo",
+    "bar",
+    "qwerty",
+    "letmein",
+    "welcome",
+    "default",
+    "mytoken",
+    "mysecret",
+    "mypassword",
+    "mypass",
+    "mykey",
+    "changeme",
+    "hello",
+    "root",
+    "guest",
+    "pw",
+    "pwd",
+];
+
+/// A stand-in word followed only by digits and punctuation (`token123`, `password1!`).
+fn is_word_with_counter(v: &str) -> bool {
+    let word = v.trim_end_matches(|c: char| {
+        c.is_ascii_digit() || matches!(c, '!' | '_' | '-' | '.' | '#' | '@')
+    });
+    word.len() < v.len() && STAND_IN_WORDS.iter().any(|w| w.eq_ignore_ascii_case(word))
 }
 
 /// Variable references and template expressions: `${X}`, `$X`, `$(cmd)`, `{{ x }}`, `%X%`,
@@ -226,8 +291,18 @@ fn is_template(v: &str) -> bool {
         b'@' => last == b'@',
         b'{' => last == b'}',
         b'#' => b.get(1) == Some(&b'{'),
-        _ => v.contains("{{") || v.contains("${") || v.contains("#{") || v.contains("%s"),
+        _ => v.contains("{{") || v.contains("${") || v.contains("#{") || has_printf_slot(v),
     }
+}
+
+/// A `%s`/`%d` slot that starts a word (`Bearer %s`, `key-%s`), not `…S%s+…` inside random text.
+fn has_printf_slot(v: &str) -> bool {
+    v.match_indices('%').any(|(i, _)| {
+        let b = v.as_bytes();
+        matches!(b.get(i + 1), Some(b's' | b'd'))
+            && (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+            && b.get(i + 2).is_none_or(|c| !c.is_ascii_alphanumeric())
+    })
 }
 
 /// Values with almost no variety: `aaaaaaaa`, `abababab`, `12345678`, `ABCDEFGHIJKLMNOP…`.
@@ -342,6 +417,9 @@ mod tests {
             "12345678",
             "null",
             "None",
+            "token123",
+            "Password1!",
+            "secret_2024",
         ] {
             assert!(is_placeholder(p), "{p} should be a placeholder");
         }
@@ -357,6 +435,13 @@ mod tests {
             "wq8E-9fZ_kL2mN4pQ7rS",
         ] {
             assert!(!is_placeholder(s), "{s} should not be a placeholder");
+        }
+    }
+
+    #[test]
+    fn placeholder_word_lists_fit_the_length_bound() {
+        for w in PLACEHOLDER_WORDS.iter().chain(STAND_IN_WORDS) {
+            assert!(w.len() <= LONGEST_PLACEHOLDER_WORD, "{w}");
         }
     }
 

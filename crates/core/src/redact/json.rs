@@ -70,13 +70,13 @@ fn redact_object(r: &Redactor, map: &mut Map<String, Value>) {
 
 /// Redacts one line: JSON in, valid JSON out with its layout kept; other text as text.
 pub(crate) fn redact_line(redactor: &Redactor, line: &str) -> String {
-    if serde_json::from_str::<IgnoredAny>(line).is_err() {
-        return redactor.redact(line).into_owned();
-    }
     // Without escapes the raw text holds every string verbatim, so no prefilter literal
-    // means no secret.
+    // means no secret, whether or not the line is JSON: skip the parse.
     if !line.contains('\\') && !redactor.may_contain_secret(line) {
         return line.to_owned();
+    }
+    if serde_json::from_str::<IgnoredAny>(line).is_err() {
+        return redactor.redact(line).into_owned();
     }
     let b = line.as_bytes();
     let mut out = String::new();

@@ -112,6 +112,26 @@ const KEY_QUALIFIERS: &[&str] = &[
 /// Words after the secret word that make the name describe something else
 /// (`password_hash`, `token_count`, `secret_name`, `api_key_id`).
 const TAIL_REJECT: &[&str] = &[
+    "profile",
+    "profiles",
+    "login",
+    "logout",
+    "connect",
+    "link",
+    "links",
+    "flow",
+    "flows",
+    "providers",
+    "methods",
+    "modes",
+    "scheme",
+    "schemes",
+    "state",
+    "catalog",
+    "answer",
+    "start",
+    "redirect",
+    "screen",
     "hash",
     "hashes",
     "sha",
@@ -482,6 +502,49 @@ pub(crate) struct Assignment {
 /// Looks for an assignment whose name contains the keyword hit at `hit`. Returns it (if any)
 /// and the offset up to which later hits belong to the same name and need no second look.
 pub(crate) fn scan(text: &str, hit: usize) -> (Option<Assignment>, usize) {
+    let (found, consumed) = scan_forward(text, hit);
+    if found.is_some() {
+        return (found, consumed);
+    }
+    (reverse_value(text, hit), consumed)
+}
+
+/// Prose and comments that name the secret after giving it: `// Xk9… is the password`,
+/// `# 8f3e… was my token`.
+fn reverse_value(text: &str, hit: usize) -> Option<Assignment> {
+    let b = text.as_bytes();
+    let word_len = b[hit..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .count();
+    let kind = SECRET_WORDS
+        .iter()
+        .find(|(w, _)| w.eq_ignore_ascii_case(&text[hit..hit + word_len]))
+        .map(|&(_, kind)| kind)?;
+    if hit > 0 && is_name_byte(b[hit - 1]) {
+        return None;
+    }
+    let mut before = text[..hit].trim_end();
+    for article in [" the", " my", " our", " your", " a", " an"] {
+        if let Some(rest) = before.strip_suffix(article) {
+            before = rest;
+            break;
+        }
+    }
+    let before = [" is", " was"]
+        .iter()
+        .find_map(|verb| before.strip_suffix(verb))?
+        .trim_end();
+    let token_start = before.rfind(char::is_whitespace).map_or(0, |p| p + 1);
+    let mut start = token_start;
+    let token = before[token_start..].trim_start_matches(['/', '#', ';', '*', '-', '"', '\'', '`']);
+    start += before[token_start..].len() - token.len();
+    let token = token.trim_end_matches(['"', '\'', '`', ',']);
+    let value = start..start + token.len();
+    value_is_secret(token, kind, Binding::Weak, false).then_some(Assignment { value, kind })
+}
+
+fn scan_forward(text: &str, hit: usize) -> (Option<Assignment>, usize) {
     let b = text.as_bytes();
     let mut start = hit;
     while start > 0 && hit - start < MAX_NAME_BYTES && is_name_byte(b[start - 1]) {
@@ -497,10 +560,6 @@ pub(crate) fn scan(text: &str, hit: usize) -> (Option<Assignment>, usize) {
     let trimmed = raw.trim_end_matches(['.', '-']);
     let name_end = start + trimmed.len();
     let name = trimmed.trim_start_matches('-');
-    let prev_word = previous_word(text, start);
-    let Some(kind) = classify_name(name, prev_word) else {
-        return (None, consumed);
-    };
     let before = start.checked_sub(1).map(|i| b[i]);
     let in_query = matches!(before, Some(b'?' | b'&'));
     let ctx = if before == Some(b'<') {
@@ -526,16 +585,28 @@ pub(crate) fn scan(text: &str, hit: usize) -> (Option<Assignment>, usize) {
     let Some((value, quoted)) = read_value(text, value_at, in_query) else {
         return (None, consumed);
     };
+    // Naming is checked after the cheaper syntax: most keyword hits bind no value.
+    let Some(kind) = classify_name(name, previous_word(text, start)) else {
+        return (None, consumed);
+    };
     // `<password>…</password>`: without the closing tag this is prose in angle brackets.
     if ctx == Framing::XmlTag
-        && value_at > 0
-        && b[value_at - 1] == b'>'
-        && !text[value.end..].starts_with("</")
+        && b[..value_at].trim_ascii_end().ends_with(b">")
+        && !text[value.end..].trim_start().starts_with("</")
     {
         return (None, consumed);
     }
     let v = &text[value.clone()];
-    if value_is_secret(v, kind, binding, quoted) {
+    // `NAME=value` in env files and shells: the bare value is literal text, not code.
+    let env_style = b.get(name_end) == Some(&b'=')
+        && name.bytes().any(|c| c.is_ascii_uppercase())
+        && !name.bytes().any(|c| c.is_ascii_lowercase());
+    if value_is_secret(
+        v,
+        kind,
+        binding,
+        quoted || (env_style && !looks_like_code(v)),
+    ) {
         let consumed = consumed.max(value.end);
         return (Some(Assignment { value, kind }), consumed);
     }
@@ -555,19 +626,17 @@ pub(crate) fn scan(text: &str, hit: usize) -> (Option<Assignment>, usize) {
 /// Longest type annotation we skip between `name:` and `= value`, in bytes.
 const MAX_ANNOTATION_BYTES: usize = 60;
 
-/// Where the value starts in `name: Type = value`, if the name is followed by a colon and
-/// then, on the same line, a single `=`.
+/// Where the value starts in `name: Type = value` or `var name Type = value`: the single `=`
+/// that follows the type on the same line.
 fn annotated_value_start(b: &[u8], name_end: usize, after: usize) -> Option<usize> {
-    let colon = name_end + b[name_end..].iter().take(4).position(|&c| c == b':')?;
-    if matches!(b.get(colon + 1), Some(b'=' | b':')) {
-        return None;
-    }
-    let limit = (colon + MAX_ANNOTATION_BYTES).min(b.len());
-    let mut i = after.max(colon + 1);
+    let limit = (name_end + MAX_ANNOTATION_BYTES).min(b.len());
+    let mut i = after.max(name_end);
     while i < limit {
         match b[i] {
-            b'\n' | b'"' | b'\'' | b';' | b',' => return None,
-            b'=' if !matches!(b.get(i + 1), Some(b'=' | b'>')) && b[i - 1] != b'!' => {
+            b'\n' | b'"' | b'\'' | b';' | b',' | b'(' => return None,
+            b'=' if !matches!(b.get(i + 1), Some(b'=' | b'>' | b'~'))
+                && !matches!(b[i - 1], b'!' | b'=' | b'<' | b'>' | b':') =>
+            {
                 return Some(skip_blanks(b, i + 1));
             }
             _ => i += 1,
@@ -587,7 +656,7 @@ fn previous_word(text: &str, start: usize) -> Option<&str> {
     }
     let end = start - 1;
     let mut s = end;
-    while s > 0 && b[s - 1].is_ascii_alphabetic() {
+    while s > 0 && end - s < MAX_NAME_BYTES && b[s - 1].is_ascii_alphabetic() {
         s -= 1;
     }
     (s < end).then(|| &text[s..end])
@@ -629,6 +698,12 @@ fn find_binding(b: &[u8], name_end: usize, ctx: Framing, name: &str) -> Option<(
     let had_space = i > spaces_from;
     let rest = &b[i..];
     let strong = |n: usize| Some((skip_blanks(b, i + n), Binding::Strong));
+    // Make's `:::=` and `::=`, PHP's `.=`, `??=`, Ruby's `||=`, append `+=`.
+    for op in [&b":::="[..], b"::=", b"??=", b"||=", b".=", b"+="] {
+        if rest.starts_with(op) {
+            return strong(op.len());
+        }
+    }
     if rest.starts_with(b"::") {
         return None;
     }
@@ -641,14 +716,43 @@ fn find_binding(b: &[u8], name_end: usize, ctx: Framing, name: &str) -> Option<(
     if rest.starts_with(b"==") || rest.starts_with(b"!=") {
         return strong(2);
     }
+    // `io.jsonwebtoken:jjwt` is a Maven coordinate, not `name: value`.
+    if rest.starts_with(b":")
+        && ctx == Framing::Bare
+        && name.contains('.')
+        && !had_space
+        && !matches!(rest.get(1), Some(b' ' | b'\t' | b'"' | b'\''))
+    {
+        return None;
+    }
     if rest.starts_with(b"=") || rest.starts_with(b":") {
         return strong(1);
     }
     if ctx == Framing::XmlTag && rest.starts_with(b">") {
-        return Some((i + 1, Binding::Strong));
+        // The value may sit on its own line: `<apiToken>\n    value\n</apiToken>`.
+        let mut at = i + 1;
+        while at < b.len() && b[at].is_ascii_whitespace() && at - i < 16 {
+            at += 1;
+        }
+        return Some((at, Binding::Strong));
     }
-    if ctx == Framing::Quoted && closers > 0 && rest.starts_with(b",") {
-        return strong(1);
+    // `setenv("TOKEN", "…")`: a plain name, not one string of a list (`["auth.login", …]`).
+    if ctx == Framing::Quoted && closers > 0 && rest.starts_with(b",") && !name.contains('.') {
+        let mut at = i + 1;
+        while at < b.len() && b[at].is_ascii_whitespace() && at - i < 16 {
+            at += 1;
+        }
+        // `{"name": "API_TOKEN", "value": "…"}`: the value sits under a `value` key.
+        for key in [&b"\"value\":"[..], b"\"value\": ", b"'value': "] {
+            if b[at..].starts_with(key) {
+                return Some((skip_blanks(b, at + key.len()), Binding::Strong));
+            }
+        }
+        return Some((skip_blanks(b, i + 1), Binding::Strong));
+    }
+    // A CSV row: `apiToken,value,…` (weak: a header row holds words).
+    if ctx == Framing::Bare && closers == 0 && !had_space && rest.starts_with(b",") {
+        return Some((i + 1, Binding::Weak));
     }
     if ctx == Framing::TableCell && rest.starts_with(b"|") {
         return strong(1);
@@ -664,8 +768,14 @@ fn find_binding(b: &[u8], name_end: usize, ctx: Framing, name: &str) -> Option<(
     if !had_space || closers > 0 {
         return None;
     }
-    // Space-separated forms: `--password s3cr3t`, `ENV API_TOKEN abc`, `.netrc`'s
-    // `password abc`, and prose ("the password is …", "token was …").
+    loose_binding(b, i, ctx, name)
+}
+
+/// Space-separated forms: `--password s3cr3t`, `ENV API_TOKEN abc`, `.netrc`'s
+/// `password abc`, and prose ("the password is …", "token was …"). `i` is where the text
+/// after the name and its spaces starts.
+fn loose_binding(b: &[u8], i: usize, ctx: Framing, name: &str) -> Option<(usize, Binding)> {
+    let rest = &b[i..];
     let upper_name = name.bytes().any(|c| c.is_ascii_uppercase())
         && !name.bytes().any(|c| c.is_ascii_lowercase());
     if let Some(n) = connector(rest) {
@@ -734,6 +844,16 @@ fn read_value(text: &str, at: usize, in_query: bool) -> Option<(Range<usize>, bo
     if b[i.min(b.len())..].starts_with(b"**") || b[i.min(b.len())..].starts_with(b"__") {
         i = skip_blanks(b, i + 2);
     }
+    // A YAML block scalar (`token: |` or `token: >-`): the value is on the next line.
+    if matches!(b.get(i), Some(b'|' | b'>')) {
+        let header = b[i + 1..]
+            .iter()
+            .take_while(|c| matches!(c, b'-' | b'+' | b' ' | b'\t' | b'\r'))
+            .count();
+        if b.get(i + 1 + header) == Some(&b'\n') {
+            i = skip_blanks(b, i + 2 + header);
+        }
+    }
     let (quote, escaped_quote) = match (b.get(i), b.get(i + 1)) {
         (Some(&q @ (b'"' | b'\'' | b'`')), _) => {
             i += 1;
@@ -745,6 +865,13 @@ fn read_value(text: &str, at: usize, in_query: bool) -> Option<(Range<usize>, bo
         }
         _ => (None, false),
     };
+    // A value in parentheses in prose: "a new token (8f3e…) for CI".
+    if quote.is_none()
+        && b.get(i) == Some(&b'(')
+        && !matches!(b.get(i + 1), Some(b'"' | b'\'' | b')'))
+    {
+        i += 1;
+    }
     let start = i;
     let limit = (start + MAX_VALUE_BYTES).min(b.len());
     if let Some(q) = quote {
@@ -865,11 +992,14 @@ pub(crate) fn value_is_secret(v: &str, kind: NameKind, binding: Binding, quoted:
     }
     let classes = Classes::of(v);
     if classes.digit == 0 && classes.other == 0 {
-        // Letters only: a word, a type name or an identifier unless long and random.
-        return v.len() >= 20
-            && shannon_entropy(v) >= 3.8
+        // Letters only: a word, a type name or a CamelCase identifier unless random, which
+        // shows as case flipping every letter or two (`VogUpAHyxyPRWtgF`).
+        let short_humps = split_words(v).iter().filter(|w| w.len() <= 2).count();
+        return v.len() >= 12
+            && shannon_entropy(v) >= 3.3
             && classes.lower > 0
-            && classes.upper > 0;
+            && classes.upper > 0
+            && short_humps >= 2;
     }
     if classes.letters() == 0 && classes.digit > 0 && !quoted && binding == Binding::Weak {
         return false;
@@ -879,7 +1009,10 @@ pub(crate) fn value_is_secret(v: &str, kind: NameKind, binding: Binding, quoted:
         (NameKind::Password, Binding::Strong) => entropy >= 2.4,
         (NameKind::Token, Binding::Strong) => entropy >= 3.0,
         (NameKind::Password, Binding::Weak) => {
-            entropy >= 2.5 && classes.kinds() >= 2 && classes.digit > 0
+            entropy >= 2.5
+                && classes.kinds() >= 2
+                && (classes.digit > 0
+                    || (classes.other > 0 && classes.upper > 0 && classes.lower > 0))
         }
         // In prose the value must not read as a word: digits, or symbols in mixed case.
         (NameKind::Token, Binding::Weak) => {
@@ -1047,6 +1180,17 @@ mod tests {
                 "private apiKey: string = 'Rx73JpLq92MzKb5W';",
                 "Rx73JpLq92MzKb5W",
             ),
+            ("<apiToken>\n    Pq7Rz2Lm9Xk4\n</apiToken>", "Pq7Rz2Lm9Xk4"),
+            ("deploy_token: |\n  Wm4Kp9Zs2Lq7", "Wm4Kp9Zs2Lq7"),
+            ("API_TOKEN ::= \"Nb8Rt5Hc1Yd6\"", "Nb8Rt5Hc1Yd6"),
+            ("$apiToken .= \"Fg0Wm4Kp9Zs2\";", "Fg0Wm4Kp9Zs2"),
+            ("var githubToken string = \"Lq7Xv3Nb8Rt5\"", "Lq7Xv3Nb8Rt5"),
+            (
+                "{\"name\": \"DB_PASSWORD\", \"value\": \"Hc1Yd6Fg0Wm4\"}",
+                "Hc1Yd6Fg0Wm4",
+            ),
+            ("apiToken,Kp9Zs2Lq7Xv3,prod", "Kp9Zs2Lq7Xv3"),
+            ("// Zs2Lq7Xv3Nb8 is the password", "Zs2Lq7Xv3Nb8"),
         ];
         for (text, want) in cases {
             assert_eq!(found(text).as_deref(), Some(want), "{text}");
@@ -1079,6 +1223,10 @@ mod tests {
             "password: \"\"",
             "api_key = None",
             "token_expires_in: 3600",
+            "notes = \"Maven - io.jsonwebtoken:jjwt-jackson-0.11.2\"",
+            "[\"users.linkAuthProfile\", \"users.unlinkAuthProfile\"]",
+            "password,hash,salt",
+            "if token == expected_token:",
             "Store the token in a secure place.",
         ] {
             assert_eq!(found(text), None, "{text}");

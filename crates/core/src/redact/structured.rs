@@ -335,7 +335,9 @@ pub(crate) fn user_option_value(text: &str, hit: usize) -> Option<Range<usize>> 
             None => !c.is_ascii_whitespace() && !matches!(c, b'"' | b'\''),
         })
         .count();
-    let value = &text[start..start + len];
+    let end = floor_boundary(text, start + len);
+    let len = end - start;
+    let value = &text[start..end];
     let colon = value.find(':')?;
     let pass = &value[colon + 1..];
     if pass.len() < 4

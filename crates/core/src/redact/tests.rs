@@ -27,6 +27,24 @@ fn clean_text_is_borrowed() {
 }
 
 #[test]
+fn find_reports_rule_ids_and_byte_ranges() {
+    let token = github_token("ghs_", "Kd8Lq2Zm5Xr9Vt3Nb7Hc1Yw6Fp4Js0");
+    let text = format!("password: \"Qz7#Lm2!Vr9x\" and {token}");
+    let findings = r().find(&text);
+    let got: Vec<(&str, &str, usize)> = findings
+        .iter()
+        .map(|f| (f.rule, &text[f.range.clone()], f.kept))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("keyword-assignment", "Qz7#Lm2!Vr9x", 0),
+            ("github-token", token.as_str(), 4)
+        ]
+    );
+}
+
+#[test]
 fn github_token_keeps_its_vendor_prefix() {
     let token = github_token("ghp_", "Xq3Lm8Rz0vTb5NwYc2Hd7KpFg4Js9A");
     let out = r().redact(&format!("push with {token} now")).into_owned();
@@ -200,5 +218,88 @@ fn every_builtin_rule_compiles_and_has_literals() {
         assert!(!rule.literals.is_empty(), "{}", rule.id);
         assert!(rule.keep <= 4, "{}", rule.id);
         assert!(regex::Regex::new(rule.pattern).is_ok(), "{}", rule.id);
+    }
+}
+
+/// Deterministic xorshift generator, so the test needs no extra dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        usize::try_from(self.0 % 1_000_003).unwrap()
+    }
+}
+
+#[test]
+fn arbitrary_text_never_panics_and_json_stays_valid() {
+    // Fragments that wake every detector, mixed with multi-byte characters and delimiters.
+    let parts = [
+        "password",
+        "=",
+        ": ",
+        "\"",
+        "'",
+        "`",
+        "\\",
+        "token",
+        "api_key",
+        "ghp_",
+        "AKIA",
+        "sk-",
+        "eyJ",
+        ".",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END",
+        "\n",
+        "\\n",
+        "://",
+        "@",
+        "u:",
+        "Bearer ",
+        "Basic ",
+        "-u ",
+        "sshpass -p ",
+        "🦀",
+        "秘密",
+        "é",
+        "\u{301}",
+        "Q~",
+        ":AA",
+        "sig=",
+        "Zq8xL2mN4pQ7rS1tWv3Y",
+        "0123456789abcdef",
+        "<",
+        ">",
+        "</",
+        "|",
+        " ",
+        "\t",
+        "{",
+        "}",
+        "[",
+        "]",
+    ];
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let r = r();
+    for _ in 0..3000 {
+        let n = 1 + rng.next() % 24;
+        let text: String = (0..n).map(|_| parts[rng.next() % parts.len()]).collect();
+        let out = r.redact(&text);
+        assert!(!out.is_empty() || text.is_empty());
+        let _ = r.find(&text);
+        let mut lines = r.lines();
+        for line in text.lines() {
+            let _ = lines.redact_line(line);
+        }
+        let json = serde_json::json!({"text": text, "password": text}).to_string();
+        let redacted = r.redact_json_line(&json);
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&redacted).is_ok(),
+            "{redacted}"
+        );
+        let _ = super::truncate(&text, rng.next() % 64);
     }
 }
