@@ -146,3 +146,27 @@ fn json_lines_stay_valid_json_without_their_secrets() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn a_private_key_block_is_redacted_whole_across_lines() -> anyhow::Result<()> {
+    let body = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n\
+                VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n";
+    let input = format!(
+        "before\n-----BEGIN RSA PRIVATE KEY-----\n{body}-----END RSA PRIVATE KEY-----\nafter\n"
+    );
+    let output = run_redact(&[], &input)?;
+    assert_eq!(
+        output.lines().count(),
+        input.lines().count(),
+        "line for line"
+    );
+    assert!(
+        output.starts_with("before\n") && output.ends_with("after\n"),
+        "{output}"
+    );
+    assert!(
+        !output.contains("MIIEow") && !output.contains("VTLw7"),
+        "{output}"
+    );
+    Ok(())
+}

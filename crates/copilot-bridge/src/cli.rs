@@ -151,6 +151,8 @@ fn serve(config: Config) -> anyhow::Result<ExitCode> {
 /// never stops a log scrub: such bytes become U+FFFD, which is also safer than passing them on.
 fn redact(json: bool) -> anyhow::Result<ExitCode> {
     let redactor = Redactor::shared();
+    // Text mode keeps state across lines so a private-key block is redacted whole.
+    let mut lines = redactor.lines();
     let mut stdin = std::io::stdin().lock();
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     let mut line = Vec::new();
@@ -169,7 +171,7 @@ fn redact(json: bool) -> anyhow::Result<ExitCode> {
         let out = if json {
             Cow::Owned(redactor.redact_json_line(text))
         } else {
-            redactor.redact(text)
+            lines.redact_line(text)
         };
         stdout
             .write_all(out.as_bytes())
