@@ -31,3 +31,10 @@ pub fn peer(relative: &str) -> PathBuf {
 pub fn python() -> PathBuf {
     peer("python/bin/python")
 }
+
+/// The real GitHub Copilot CLI (npm `@github/copilot`, pinned by `scripts/peers/copilot-cli.sh`):
+/// the platform's native executable, launched directly so that no Node wrapper sits between a
+/// test and the agent's process group.
+pub fn copilot_cli() -> PathBuf {
+    peer("copilot/node_modules/@github/copilot-linux-x64/copilot")
+}
