@@ -1,0 +1,306 @@
+//! The ACP client driving the real Copilot CLI (pinned, from `scripts/peers.sh`) with the
+//! scripted model behind its BYOK settings: real permission requests, real file edits, real
+//! cancellation, a real crash and reload, and the real authentication error.
+
+use std::time::{Duration, Instant};
+
+use bridge_test_support::{CopilotBed, Reply};
+use copilot_bridge::acp::{
+    AcpError, Agent, ContentBlock, PromptOptions, SessionNotice, StopReason, ToolCallStatus,
+    ToolKind, Update, adopt_orphans,
+};
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio::time::timeout;
+use tokio_util::sync::CancellationToken;
+
+use crate::suite::acp_harness::{
+    STEP, assert_group_gone, byok_config, copilot_agent, test_gate, unauthenticated_config,
+};
+
+async fn start(bed: &CopilotBed) -> anyhow::Result<Agent> {
+    adopt_orphans()?;
+    let agent = Agent::new(copilot_agent(bed, &byok_config(bed)?, None)?, test_gate());
+    timeout(STEP, agent.start()).await??;
+    Ok(agent)
+}
+
+/// Waits for the first chunk of the agent's answer on `rx`.
+async fn first_text(rx: &mut mpsc::UnboundedReceiver<Update>) -> anyhow::Result<String> {
+    timeout(STEP, async {
+        while let Some(update) = rx.recv().await {
+            if let Some(text) = update.agent_text() {
+                return Ok(text.to_owned());
+            }
+        }
+        anyhow::bail!("the turn ended without any text")
+    })
+    .await?
+}
+
+#[tokio::test]
+async fn cli_creates_a_file_after_the_edit_is_allowed() -> anyhow::Result<()> {
+    let bed = CopilotBed::start().await?;
+    let target = bed.workspace().join("hello.txt");
+    bed.model.script(
+        "WRITEFILE-1",
+        [
+            Reply::tool_call(
+                "create",
+                json!({"path": target, "file_text": "hello from the scripted model\n"}),
+            ),
+            Reply::text("Created hello.txt for you."),
+        ],
+    );
+    let agent = start(&bed).await?;
+    let pid = agent.pid().await.expect("running");
+    let session = timeout(STEP, agent.new_session(bed.workspace())).await??;
+    let outcome = timeout(STEP, session.prompt_text("please WRITEFILE-1")).await??;
+
+    assert_eq!(outcome.stop_reason, StopReason::EndTurn, "{outcome:#?}");
+    assert!(
+        outcome.text.contains("Created hello.txt for you."),
+        "{}",
+        outcome.text
+    );
+    assert_eq!(outcome.permissions.len(), 1, "{:#?}", outcome.permissions);
+    let permission = &outcome.permissions[0];
+    assert!(permission.allowed, "{permission:?}");
+    assert_eq!(permission.kind, ToolKind::Edit);
+    assert_eq!(permission.paths, vec![target.clone()]);
+    assert_eq!(outcome.tool_calls.len(), 1, "{:#?}", outcome.tool_calls);
+    assert_eq!(
+        outcome.tool_calls[0].status,
+        Some(ToolCallStatus::Completed)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target)?,
+        "hello from the scripted model\n"
+    );
+    let requests = bed.model.chat_requests("WRITEFILE-1");
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests[1].tool_results()[0].contains("Created file"),
+        "{:?}",
+        requests[1].tool_results()
+    );
+    let report = timeout(STEP, agent.shutdown()).await?;
+    assert_eq!(report.closed_sessions, 1);
+    assert_group_gone(pid).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn cli_shell_command_on_a_blocked_pattern_is_denied_and_reported() -> anyhow::Result<()> {
+    let bed = CopilotBed::start().await?;
+    let victim = bed.workspace().join("victim");
+    std::fs::create_dir_all(&victim)?;
+    std::fs::write(victim.join("keep.txt"), "precious")?;
+    let command = format!("rm -rf {}", victim.display());
+    bed.model.script(
+        "SHELL-1",
+        [
+            Reply::tool_call(
+                "bash",
+                json!({"command": command, "description": "clean up",
+                       "mode": "sync", "initial_wait": 10}),
+            ),
+            Reply::text("I could not clean up."),
+        ],
+    );
+    let agent = start(&bed).await?;
+    let session = timeout(STEP, agent.new_session(bed.workspace())).await??;
+    let outcome = timeout(STEP, session.prompt_text("SHELL-1 please")).await??;
+
+    let denials: Vec<_> = outcome.denials().collect();
+    assert_eq!(denials.len(), 1, "{outcome:#?}");
+    assert_eq!(denials[0].kind, ToolKind::Execute);
+    assert_eq!(denials[0].command.as_deref(), Some(command.as_str()));
+    assert!(
+        denials[0].reason.contains("blocked pattern `rm -rf`"),
+        "{}",
+        denials[0].reason
+    );
+    assert_eq!(outcome.tool_calls[0].status, Some(ToolCallStatus::Failed));
+    assert!(
+        victim.join("keep.txt").is_file(),
+        "the command must not have run"
+    );
+    agent.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn cli_cancel_mid_stream_returns_cancelled_and_the_session_stays_usable() -> anyhow::Result<()>
+{
+    let bed = CopilotBed::start().await?;
+    bed.model
+        .script("SLOW-1", [Reply::hang("thinking about it ")]);
+    bed.model.script("AFTER-1", [Reply::text("still here")]);
+    let agent = start(&bed).await?;
+    let session = timeout(STEP, agent.new_session(bed.workspace())).await??;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let turn = {
+        let session = session.clone();
+        let options = PromptOptions {
+            updates: Some(tx),
+            cancel: Some(cancel.clone()),
+            ..PromptOptions::default()
+        };
+        tokio::spawn(async move {
+            session
+                .prompt(vec![ContentBlock::text("SLOW-1 go")], options)
+                .await
+        })
+    };
+    assert_eq!(first_text(&mut rx).await?, "thinking ");
+    let cancelled_at = Instant::now();
+    cancel.cancel();
+    let outcome = timeout(STEP, turn).await???;
+    assert_eq!(outcome.stop_reason, StopReason::Cancelled);
+    assert!(!outcome.timed_out);
+    assert!(outcome.text.starts_with("thinking"), "{}", outcome.text);
+    assert!(
+        cancelled_at.elapsed() < Duration::from_secs(5),
+        "the cancel took {:?}",
+        cancelled_at.elapsed()
+    );
+    let next = timeout(STEP, session.prompt_text("AFTER-1")).await??;
+    assert_eq!(next.stop_reason, StopReason::EndTurn);
+    assert_eq!(next.text, "still here");
+    agent.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn cli_killed_mid_session_is_restarted_and_the_session_reloaded() -> anyhow::Result<()> {
+    let bed = CopilotBed::start().await?;
+    bed.model.script("FIRST-K", [Reply::text("first answer")]);
+    bed.model.script("HANG-K", [Reply::hang("partial ")]);
+    bed.model
+        .script("THIRD-K", [Reply::text("continuing where we left off")]);
+    let agent = start(&bed).await?;
+    let session = timeout(STEP, agent.new_session(bed.workspace())).await??;
+    let id = session.id();
+    timeout(STEP, session.prompt_text("FIRST-K")).await??;
+
+    let pid = agent.pid().await.expect("running");
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let turn = {
+        let session = session.clone();
+        let options = PromptOptions {
+            updates: Some(tx),
+            ..PromptOptions::default()
+        };
+        tokio::spawn(async move {
+            session
+                .prompt(vec![ContentBlock::text("HANG-K")], options)
+                .await
+        })
+    };
+    first_text(&mut rx).await?;
+    let group = rustix::process::Pid::from_raw(pid).expect("pid");
+    rustix::process::kill_process_group(group, rustix::process::Signal::KILL)?;
+    let err = timeout(STEP, turn)
+        .await??
+        .expect_err("the agent died mid-turn");
+    assert!(err.is_agent_exit(), "{err}");
+    assert!(err.to_string().contains("signal 9"), "{err}");
+    assert_group_gone(pid).await?;
+
+    let outcome = timeout(STEP, session.prompt_text("THIRD-K")).await??;
+    assert_eq!(outcome.text, "continuing where we left off");
+    assert!(
+        matches!(&outcome.notice, Some(SessionNotice::Reloaded { session_id, .. }) if *session_id == id),
+        "{:?}",
+        outcome.notice
+    );
+    assert_eq!(session.id(), id);
+    assert_ne!(agent.pid().await, Some(pid));
+    // The reloaded session still has its history: the model sees the first exchange.
+    let request = &bed.model.chat_requests("THIRD-K")[0];
+    let conversation = serde_json::to_string(request.messages())?;
+    assert!(conversation.contains("FIRST-K"), "{conversation}");
+    assert!(conversation.contains("first answer"), "{conversation}");
+    agent.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn cli_without_byok_or_token_gives_the_auth_error() -> anyhow::Result<()> {
+    adopt_orphans()?;
+    let bed = CopilotBed::start().await?;
+    let agent = Agent::new(
+        copilot_agent(&bed, &unauthenticated_config(&bed)?, None)?,
+        test_gate(),
+    );
+    let err = timeout(STEP, agent.new_session(bed.workspace()))
+        .await?
+        .expect_err("no credentials");
+    assert!(matches!(err, AcpError::AuthRequired { .. }), "{err}");
+    let text = err.to_string();
+    for needle in [
+        "copilot login",
+        "COPILOT_GITHUB_TOKEN",
+        "GH_TOKEN",
+        "COPILOT_BYOK_",
+    ] {
+        assert!(text.contains(needle), "{needle} missing: {text}");
+    }
+    assert!(bed.model.requests().is_empty(), "no model was configured");
+    agent.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn cli_sessions_take_modes_embedded_resources_and_close() -> anyhow::Result<()> {
+    let bed = CopilotBed::start().await?;
+    bed.model
+        .script("RESOURCE-1", [Reply::text("I read the notes.")]);
+    let agent = start(&bed).await?;
+    let session = timeout(STEP, agent.new_session(bed.workspace())).await??;
+    timeout(STEP, session.set_mode("plan")).await??;
+    assert_eq!(
+        session.mode().as_deref(),
+        Some("https://agentclientprotocol.com/protocol/session-modes#plan")
+    );
+    timeout(STEP, session.set_mode("agent")).await??;
+    let notes = bed.workspace().join("notes.md");
+    let prompt = vec![
+        ContentBlock::text("RESOURCE-1 summarize the notes"),
+        ContentBlock::Resource {
+            uri: format!("file://{}", notes.display()),
+            mime_type: Some("text/markdown".into()),
+            text: Some("the secret sauce is 42".into()),
+            blob: None,
+        },
+    ];
+    let outcome = timeout(STEP, session.prompt(prompt, PromptOptions::default())).await??;
+    assert_eq!(outcome.text, "I read the notes.");
+    // The CLI hands an embedded resource to the model as a tagged file holding its text.
+    let sent = bed.model.chat_requests("RESOURCE-1")[0]
+        .last_user_text()
+        .unwrap_or_default();
+    let tagged = sent
+        .split_whitespace()
+        .find(|word| word.contains("acp-resource-"))
+        .ok_or_else(|| anyhow::anyhow!("no tagged resource file in {sent}"))?;
+    assert_eq!(
+        std::fs::read_to_string(tagged)?.trim(),
+        "the secret sauce is 42"
+    );
+    let listed = timeout(STEP, agent.list_sessions(Some(bed.workspace()))).await??;
+    assert!(
+        listed.iter().any(|s| s.session_id == session.id()),
+        "{listed:?}"
+    );
+    timeout(STEP, session.close()).await??;
+    let closed = session.prompt_text("anything").await;
+    assert!(
+        matches!(closed, Err(AcpError::SessionClosed { .. })),
+        "{closed:?}"
+    );
+    agent.shutdown().await;
+    Ok(())
+}
