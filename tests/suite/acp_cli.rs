@@ -4,10 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use bridge_test_support::{CopilotBed, Reply};
+use bridge_test_support::{CopilotBed, Reply, binary_path};
 use copilot_bridge::acp::{
-    AcpError, Agent, ContentBlock, PromptOptions, SessionNotice, StopReason, ToolCallStatus,
-    ToolKind, Update, adopt_orphans,
+    AcpError, Agent, ContentBlock, MEMORY_SERVER_NAME, PromptOptions, SessionNotice, StopReason,
+    ToolCallStatus, ToolKind, Update, adopt_orphans,
 };
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -20,7 +20,10 @@ use crate::suite::acp_harness::{
 
 async fn start(bed: &CopilotBed) -> anyhow::Result<Agent> {
     adopt_orphans()?;
-    let agent = Agent::new(copilot_agent(bed, &byok_config(bed)?, None)?, test_gate());
+    let agent = Agent::new(
+        copilot_agent(bed, &byok_config(bed, &[])?, None)?,
+        test_gate(),
+    );
     timeout(STEP, agent.start()).await??;
     Ok(agent)
 }
@@ -301,6 +304,72 @@ async fn cli_sessions_take_modes_embedded_resources_and_close() -> anyhow::Resul
         matches!(closed, Err(AcpError::SessionClosed { .. })),
         "{closed:?}"
     );
+    agent.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+#[ignore = "needs the openclaw-memory tools, which reach main with wip/memory"]
+async fn cli_starts_openclaw_memory_and_the_model_searches_memory_through_it() -> anyhow::Result<()>
+{
+    let bed = CopilotBed::start().await?;
+    let workspace = bed.home().join("openclaw-workspace");
+    std::fs::create_dir_all(workspace.join("memory"))?;
+    std::fs::write(
+        workspace.join("MEMORY.md"),
+        "# Decisions\n\n- Invoices are stored in PostgreSQL, in the ledger schema.\n- Deploys happen on Tuesdays.\n",
+    )?;
+    std::fs::write(
+        workspace.join("memory/2026-11-20.md"),
+        "Talked about the garden and the weather.\n",
+    )?;
+    let tool = format!("{MEMORY_SERVER_NAME}-openclaw_memory_search");
+    bed.model.script(
+        "MEMORY-1",
+        [
+            Reply::tool_call(&tool, json!({"query": "invoices database"})),
+            Reply::text("Invoices live in PostgreSQL."),
+        ],
+    );
+    let workspace_dir = workspace.display().to_string();
+    let config = byok_config(&bed, &[("OPENCLAW_WORKSPACE_DIR", &workspace_dir)])?;
+    adopt_orphans()?;
+    let agent = Agent::new(
+        copilot_agent(&bed, &config, Some(binary_path("openclaw-memory")))?,
+        test_gate(),
+    );
+    let session = timeout(STEP, agent.new_session(bed.workspace())).await??;
+    let outcome = timeout(
+        STEP,
+        session.prompt_text("MEMORY-1 where do invoices live?"),
+    )
+    .await??;
+
+    let requests = bed.model.chat_requests("MEMORY-1");
+    assert!(
+        requests[0].tool_names().contains(&tool),
+        "the CLI did not offer {tool}: {:?}",
+        requests[0].tool_names()
+    );
+    // The memory tools are annotated read-only, so the CLI runs them without asking.
+    assert_eq!(outcome.denials().count(), 0, "{outcome:#?}");
+    assert_eq!(outcome.tool_calls[0].title.as_deref(), Some(tool.as_str()));
+    assert_eq!(outcome.tool_calls[0].kind, Some(ToolKind::Search));
+    assert_eq!(
+        outcome.tool_calls[0].status,
+        Some(ToolCallStatus::Completed)
+    );
+    let result = requests
+        .get(1)
+        .and_then(|r| r.tool_results().first().cloned())
+        .ok_or_else(|| anyhow::anyhow!("the model never got the tool result: {outcome:#?}"))?;
+    assert!(result.contains("PostgreSQL"), "{result}");
+    assert!(result.contains("MEMORY.md"), "{result}");
+    assert!(
+        !result.contains("garden"),
+        "an irrelevant note ranked: {result}"
+    );
+    assert_eq!(outcome.text, "Invoices live in PostgreSQL.");
     agent.shutdown().await;
     Ok(())
 }

@@ -86,9 +86,9 @@ pub(crate) async fn assert_group_gone(pgid: i32) -> anyhow::Result<()> {
     }
 }
 
-/// The bridge configuration a user with BYOK pointed at the bed's model would have, resolved
-/// by bridge-core exactly as the binary does it.
-pub(crate) fn byok_config(bed: &CopilotBed) -> anyhow::Result<Config> {
+/// The bridge configuration a user with BYOK pointed at the bed's model would have (plus
+/// `extra` variables), resolved by bridge-core exactly as the binary does it.
+pub(crate) fn byok_config(bed: &CopilotBed, extra: &[(&str, &str)]) -> anyhow::Result<Config> {
     let base_url = bed.model.base_url();
     let cli = bed.program().display().to_string();
     let mut vars = bed.base_env();
@@ -100,6 +100,11 @@ pub(crate) fn byok_config(bed: &CopilotBed) -> anyhow::Result<Config> {
         ("COPILOT_BYOK_MODEL".to_owned(), MODEL_ID.to_owned()),
         ("COPILOT_OFFLINE".to_owned(), "true".to_owned()),
     ]);
+    vars.extend(
+        extra
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+    );
     resolve(vars)
 }
 
