@@ -73,9 +73,12 @@ impl std::fmt::Debug for Connection {
     }
 }
 
-fn snippet(text: &str) -> String {
+/// The start of `text`, secrets redacted, for a log line: what the agent writes can hold
+/// tokens and file contents.
+pub(crate) fn snippet(text: &str) -> String {
+    let text = bridge_core::redact::Redactor::shared().redact(text);
     if text.chars().count() <= LOG_SNIPPET_CHARS {
-        return text.to_owned();
+        return text.into_owned();
     }
     let cut: String = text.chars().take(LOG_SNIPPET_CHARS).collect();
     format!("{cut}…")

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::acp::connection::{BoxFuture, Inbound};
+use crate::acp::connection::{BoxFuture, Inbound, snippet};
 use crate::acp::error::{INVALID_PARAMS, METHOD_NOT_FOUND, RpcError};
 use crate::acp::permission::{PermissionGate, request_from_tool_call};
 use crate::acp::update::{PermissionRecord, ToolCall, Update};
@@ -166,7 +166,7 @@ impl SessionSink {
 
     fn apply(&self, session_id: &str, update: &Update) {
         if let Update::Unknown { kind, raw } = update {
-            tracing::warn!(session = session_id, kind = %kind, update = %raw, "an update of a kind this client does not know; kept raw");
+            tracing::warn!(session = session_id, kind = %kind, update = %snippet(&raw.to_string()), "an update of a kind this client does not know; kept raw");
         }
         self.with_state(|s| {
             match update {
@@ -185,7 +185,11 @@ impl SessionSink {
             if let Some(turn) = &mut s.turn {
                 turn.record(update);
             } else {
-                tracing::trace!(session = session_id, ?update, "update outside a turn");
+                tracing::trace!(
+                    session = session_id,
+                    kind = update.kind(),
+                    "update outside a turn"
+                );
             }
         });
     }
@@ -316,7 +320,7 @@ impl Inbound for Dispatcher {
         let notification: SessionNotification = match serde_json::from_value(params.clone()) {
             Ok(n) => n,
             Err(err) => {
-                tracing::warn!(%err, params = %params, "an unreadable session/update; skipped");
+                tracing::warn!(%err, params = %snippet(&params.to_string()), "an unreadable session/update; skipped");
                 return;
             }
         };
@@ -325,7 +329,7 @@ impl Inbound for Dispatcher {
             sink.apply(&notification.session_id, &update);
         } else {
             // The CLI announces commands for a new session before answering `session/new`.
-            tracing::debug!(session = %notification.session_id, ?update, "an update for a session not (yet) registered");
+            tracing::debug!(session = %notification.session_id, kind = update.kind(), "an update for a session not (yet) registered");
         }
     }
 

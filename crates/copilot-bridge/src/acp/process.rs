@@ -231,6 +231,10 @@ async fn drain_stderr(stderr: ChildStderr, name: String, tail: Arc<Mutex<VecDequ
     loop {
         match lines.next_line().await {
             Ok(Some(line)) => {
+                // Agents print tokens in error messages; logs and error texts must not carry them.
+                let line = bridge_core::redact::Redactor::shared()
+                    .redact(&line)
+                    .into_owned();
                 let line = if line.chars().count() > STDERR_LINE_MAX_CHARS {
                     let cut: String = line.chars().take(STDERR_LINE_MAX_CHARS).collect();
                     format!("{cut}…")

@@ -340,6 +340,25 @@ impl Update {
         parsed.unwrap_or(Self::Unknown { kind, raw })
     }
 
+    /// The update's kind as the wire names it (`permission` for our own decisions).
+    pub fn kind(&self) -> &str {
+        match self {
+            Self::AgentMessage(_) => "agent_message_chunk",
+            Self::AgentThought(_) => "agent_thought_chunk",
+            Self::UserMessage(_) => "user_message_chunk",
+            Self::ToolCall(_) => "tool_call",
+            Self::ToolCallUpdate(_) => "tool_call_update",
+            Self::Plan(_) => "plan",
+            Self::Usage { .. } => "usage_update",
+            Self::SessionInfo { .. } => "session_info_update",
+            Self::AvailableCommands(_) => "available_commands_update",
+            Self::CurrentMode(_) => "current_mode_update",
+            Self::ConfigOptions(_) => "config_option_update",
+            Self::Permission(_) => "permission",
+            Self::Unknown { kind, .. } => kind,
+        }
+    }
+
     /// The text of a message chunk from the agent, if this is one.
     pub fn agent_text(&self) -> Option<&str> {
         match self {
@@ -379,6 +398,10 @@ mod tests {
                     !matches!(update, Update::Unknown { .. }),
                     "{}: unreadable update {msg}",
                     path.display()
+                );
+                assert_eq!(
+                    Some(update.kind()),
+                    msg["params"]["update"]["sessionUpdate"].as_str()
                 );
                 seen.insert(msg["params"]["update"]["sessionUpdate"].to_string());
             }
