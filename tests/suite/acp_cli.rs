@@ -157,7 +157,7 @@ async fn cli_cancel_mid_stream_returns_cancelled_and_the_session_stays_usable() 
                 .await
         })
     };
-    assert_eq!(first_text(&mut rx).await?, "thinking ");
+    assert!(first_text(&mut rx).await?.starts_with("thinking"));
     let cancelled_at = Instant::now();
     cancel.cancel();
     let outcome = timeout(STEP, turn).await???;
