@@ -3,5 +3,6 @@
 mod acp_cli;
 mod acp_harness;
 mod acp_scripted;
+mod bridge_files;
 mod config_examples;
 mod stdio_servers;

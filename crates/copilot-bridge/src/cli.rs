@@ -106,18 +106,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = cli.global.resolve().context("invalid configuration")?;
     bridge_core::logging::init_stderr(config.log_level.tracing_directive());
     match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => serve(),
+        Command::Serve => serve(config),
         Command::Redact { json } => redact(json),
     }
 }
 
-fn serve() -> anyhow::Result<ExitCode> {
+fn serve(config: Config) -> anyhow::Result<ExitCode> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let service = BridgeServer::new()
+        let service = BridgeServer::new(config, cwd)
             .serve(rmcp::transport::stdio())
             .await
             .context("MCP handshake on stdio failed")?;

@@ -8,6 +8,10 @@ pub mod acp;
 mod cli;
 /// The MCP server: identity, capabilities and tool routing.
 mod server;
+/// The session store behind `sessionId` continuation.
+pub mod sessions;
+/// The MCP tools, one file per group.
+mod tools;
 
 pub use crate::cli::{Cli, main_entry};
 pub use crate::server::BridgeServer;

@@ -8,6 +8,7 @@ pub mod config;
 pub mod confine;
 pub mod depth;
 pub mod logging;
+pub mod orchestrator;
 pub mod policy;
 pub mod redact;
 pub mod retry;

@@ -35,7 +35,11 @@ impl McpProcess {
             .env_clear()
             .env("HOME", home)
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("RUST_LOG", "debug")
+            // Quiet by default so CI logs stay readable; BRIDGE_TEST_LOG=debug shows everything.
+            .env(
+                "RUST_LOG",
+                std::env::var("BRIDGE_TEST_LOG").unwrap_or_else(|_| "warn".to_owned()),
+            )
             .envs(envs.iter().copied())
             .current_dir(home)
             .stdin(Stdio::piped())

@@ -1,0 +1,5 @@
+//! The bridge's MCP tools, one file per group, each with its own named router that
+//! [`crate::server::BridgeServer`] combines.
+
+/// `copilot_read_file`, `copilot_create_file`, `copilot_list_files`.
+pub(crate) mod files;
