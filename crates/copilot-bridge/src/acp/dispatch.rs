@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::acp::connection::{BoxFuture, Inbound, snippet};
 use crate::acp::error::{INVALID_PARAMS, METHOD_NOT_FOUND, RpcError};
 use crate::acp::permission::{PermissionGate, request_from_tool_call};
-use crate::acp::update::{PermissionRecord, ToolCall, Update};
+use crate::acp::update::{PermissionRecord, ToolCall, ToolCallStatus, Update};
 use crate::acp::wire::{
     PermissionOption, PermissionOutcome, RequestPermissionParams, SessionNotification,
 };
@@ -96,7 +96,7 @@ struct SinkState {
     turn: Option<TurnLog>,
     /// Titles from `tool_call` announcements, by id (the permission request's own title is
     /// less specific: for MCP tools only the announcement has `<server>-<tool>`).
-    announced: HashMap<String, String>,
+    announced: HashMap<String, ToolCall>,
     title: Option<String>,
     mode: Option<String>,
     /// Message chunks replayed by `session/load` (user and agent), for a replacement's summary.
@@ -171,9 +171,16 @@ impl SessionSink {
         self.with_state(|s| {
             match update {
                 Update::ToolCall(call) => {
-                    if let Some(title) = &call.title {
-                        s.announced.insert(call.tool_call_id.clone(), title.clone());
-                    }
+                    s.announced.insert(call.tool_call_id.clone(), call.clone());
+                }
+                // A finished call asks nothing more; forgetting it keeps long sessions small.
+                Update::ToolCallUpdate(change)
+                    if matches!(
+                        change.status,
+                        Some(ToolCallStatus::Completed | ToolCallStatus::Failed)
+                    ) =>
+                {
+                    s.announced.remove(&change.tool_call_id);
                 }
                 Update::SessionInfo { title: Some(title) } => s.title = Some(title.clone()),
                 Update::CurrentMode(mode) => s.mode = Some(mode.clone()),
@@ -265,7 +272,7 @@ impl Dispatcher {
                 &params.session_id,
                 &sink.cwd,
                 &params.tool_call,
-                announced.as_deref(),
+                announced.as_ref(),
             );
             let cancelled = sink.with_state(|s| s.turn.as_ref().map(|t| t.cancelled.clone()));
             let decision = match cancelled {
@@ -285,7 +292,9 @@ impl Dispatcher {
             );
             let record = PermissionRecord {
                 tool_call_id: request.tool_call_id.clone(),
-                title: announced.unwrap_or_else(|| request.title.clone()),
+                title: announced
+                    .and_then(|c| c.title)
+                    .unwrap_or_else(|| request.title.clone()),
                 kind: request.kind.clone(),
                 command: request.command.clone(),
                 paths: request.paths.clone(),

@@ -258,20 +258,31 @@ fn resolve(path: &Path) -> PathBuf {
     out
 }
 
-/// A tool name for policy rules, from the request's kind and the title of the `tool_call`
-/// that announced it (which, for MCP tools, the CLI sets to `<server>-<tool>`).
-pub(crate) fn tool_name(kind: &ToolKind, announced_title: Option<&str>, title: &str) -> String {
+/// A tool name for policy rules. ACP carries none, so it is recovered the way the Copilot CLI
+/// names its tools to the model: shell calls are `bash`, file creation `create` (its input has
+/// `file_text`), other edits `edit`, reads `view`, fetches `web_fetch`; MCP tools (and anything
+/// else) take the title of the `tool_call` that announced them, which for MCP tools the CLI
+/// sets to `<server>-<tool>`.
+pub(crate) fn tool_name(kind: &ToolKind, announced: Option<&ToolCall>, title: &str) -> String {
+    let announced_input = announced.and_then(|c| c.raw_input.as_ref());
     match kind {
+        ToolKind::Execute => "bash".to_owned(),
+        ToolKind::Edit if announced_input.is_some_and(|i| i.get("file_text").is_some()) => {
+            "create".to_owned()
+        }
         ToolKind::Edit => "edit".to_owned(),
-        ToolKind::Execute => "shell".to_owned(),
-        ToolKind::Read => "read".to_owned(),
-        ToolKind::Fetch => "fetch".to_owned(),
+        ToolKind::Read => "view".to_owned(),
+        ToolKind::Fetch => "web_fetch".to_owned(),
         ToolKind::Delete => "delete".to_owned(),
         ToolKind::Move => "move".to_owned(),
-        ToolKind::Search => "search".to_owned(),
-        ToolKind::Misc | ToolKind::Think | ToolKind::SwitchMode | ToolKind::Other(_) => {
-            announced_title.unwrap_or(title).to_owned()
-        }
+        ToolKind::Search
+        | ToolKind::Misc
+        | ToolKind::Think
+        | ToolKind::SwitchMode
+        | ToolKind::Other(_) => announced
+            .and_then(|c| c.title.as_deref())
+            .unwrap_or(title)
+            .to_owned(),
     }
 }
 
@@ -281,7 +292,7 @@ pub(crate) fn request_from_tool_call(
     session_id: &str,
     cwd: &Path,
     call: &ToolCall,
-    announced_title: Option<&str>,
+    announced: Option<&ToolCall>,
 ) -> PermissionRequest {
     let kind = call.kind.clone().unwrap_or(ToolKind::Misc);
     let title = call.title.clone().unwrap_or_default();
@@ -322,7 +333,7 @@ pub(crate) fn request_from_tool_call(
         session_id: session_id.to_owned(),
         cwd: cwd.to_path_buf(),
         tool_call_id: call.tool_call_id.clone(),
-        tool: tool_name(&kind, announced_title, &title),
+        tool: tool_name(&kind, announced, &title),
         title,
         kind,
         command,
@@ -413,7 +424,7 @@ mod tests {
         .expect("tool call");
         let request = request_from_tool_call("s", Path::new("/w"), &call, None);
         assert_eq!(request.command.as_deref(), Some("ls"));
-        assert_eq!(request.tool, "shell");
+        assert_eq!(request.tool, "bash");
         let decision = PermissionGate::default().decide(&request).await;
         assert!(!decision.allowed);
         assert!(decision.reason.contains("policy"), "{}", decision.reason);
@@ -468,11 +479,30 @@ mod tests {
     }
 
     #[test]
-    fn mcp_tools_are_named_as_the_cli_announced_them() {
-        let call: ToolCall =
-            serde_json::from_value(json!({"toolCallId": "c", "kind": "other", "title": "echo"}))
-                .expect("tool call");
-        let request = request_from_tool_call("s", Path::new("/w"), &call, Some("echostdio-echo"));
+    fn tools_are_named_as_the_cli_names_them_to_the_model() {
+        let call = |value: Value| serde_json::from_value::<ToolCall>(value).expect("tool call");
+        // From acp-byok-mcp-stdio-addcfg.jsonl: the announcement has `<server>-<tool>`.
+        let mcp_request = call(json!({"toolCallId": "c", "kind": "other", "title": "echo"}));
+        let mcp_announced =
+            call(json!({"toolCallId": "c", "kind": "other", "title": "echostdio-echo"}));
+        let request =
+            request_from_tool_call("s", Path::new("/w"), &mcp_request, Some(&mcp_announced));
         assert_eq!(request.tool, "echostdio-echo");
+        // From acp-byok-writefile-allow.jsonl: a creation announces `file_text`.
+        let create_request = call(
+            json!({"toolCallId": "c", "kind": "edit", "title": "Create file",
+                                         "rawInput": {"fileName": "/w/a"}}),
+        );
+        let create_announced = call(json!({"toolCallId": "c", "kind": "edit",
+            "rawInput": {"path": "/w/a", "file_text": "x"}}));
+        let request = request_from_tool_call(
+            "s",
+            Path::new("/w"),
+            &create_request,
+            Some(&create_announced),
+        );
+        assert_eq!(request.tool, "create");
+        let request = request_from_tool_call("s", Path::new("/w"), &create_request, None);
+        assert_eq!(request.tool, "edit");
     }
 }
