@@ -57,6 +57,9 @@ fn every_example_config_parses() -> anyhow::Result<()> {
             check_env_example(&path)?;
         } else if name.ends_with(".mcp.json") {
             check_mcp_json(&path)?;
+        } else if name.starts_with("policy") && path.extension().is_some_and(|e| e == "toml") {
+            bridge_core::policy::Policy::load(&path)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         } else if path.extension().is_some_and(|e| e == "toml") {
             let text = std::fs::read_to_string(&path)?;
             toml::from_str::<toml::Table>(&text)

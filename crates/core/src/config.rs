@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::depth::{DEFAULT_MAX_DEPTH, DEPTH_ENV};
+
 /// Every variable the bridge understands, for documentation and `validate`.
 pub const VARIABLES: &[&str] = &[
     "COPILOT_GITHUB_TOKEN",
@@ -40,8 +42,6 @@ pub const DEFAULT_OPENCLAW_HOST: &str = "127.0.0.1";
 pub const DEFAULT_OPENCLAW_PORT: u16 = 18789;
 /// Default number of retries for rate limits and transient errors (the original's value).
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
-/// Default call-depth limit: bridge → Copilot → memory server is depth 2; a third hop is a loop.
-pub const DEFAULT_MAX_DEPTH: u32 = 3;
 /// Default cap on text returned to a client: 10 KiB keeps tool results within model context.
 pub const DEFAULT_OUTPUT_LIMIT_BYTES: usize = 10 * 1024;
 /// Smallest accepted output cap: below 1 KiB not even an error message fits.
@@ -402,9 +402,6 @@ pub struct Config {
     pub env: EnvLayer,
 }
 
-/// The environment variable that carries the call depth to child processes.
-pub const DEPTH_VARIABLE: &str = "COPILOT_BRIDGE_DEPTH";
-
 impl Config {
     /// Resolves the configuration from command-line overrides over `env`.
     pub fn resolve(overrides: Overrides, env: EnvLayer) -> Result<Self, ConfigError> {
@@ -511,7 +508,7 @@ impl Config {
                 .unwrap_or(DEFAULT_TIMEOUT_MS),
             workspace: workspace.or_else(|| env.get("COPILOT_BRIDGE_WORKSPACE").map(PathBuf::from)),
             state_dir,
-            inherited_depth: env.get(DEPTH_VARIABLE).map(str::to_owned),
+            inherited_depth: env.get(DEPTH_ENV).map(str::to_owned),
             env,
         })
     }
