@@ -120,7 +120,8 @@ async fn cli_shell_command_on_a_blocked_pattern_is_denied_and_reported() -> anyh
     assert_eq!(denials[0].kind, ToolKind::Execute);
     assert_eq!(denials[0].command.as_deref(), Some(command.as_str()));
     assert!(
-        denials[0].reason.contains("blocked pattern `rm -rf`"),
+        denials[0].reason.contains("`bash` is blocked")
+            && denials[0].reason.contains("acp-test-policy.toml"),
         "{}",
         denials[0].reason
     );

@@ -6,42 +6,22 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bridge_core::config::{Config, EnvLayer, Overrides};
+use bridge_core::policy::Policy;
 use bridge_test_support::{BYOK_API_KEY, CopilotBed, MODEL_ID, binary_path};
-use copilot_bridge::acp::{
-    AgentConfig, CopilotLaunch, MemoryLaunch, PermissionDecider, PermissionGate, PermissionRequest,
-    ToolKind, Verdict,
-};
+use copilot_bridge::acp::{AgentConfig, CopilotLaunch, MemoryLaunch, PermissionGate};
 
 /// How long any single ACP test step may take before the test fails instead of hanging.
 pub(crate) const STEP: Duration = Duration::from_mins(1);
 
-/// A policy for tests: edits are allowed (the client's hard rule keeps them inside the
-/// session's directory), shell commands are allowed unless they contain a blocked pattern,
-/// everything else (MCP tools included) is allowed.
-#[derive(Debug)]
-pub(crate) struct TestPolicy {
-    pub(crate) blocked_patterns: Vec<&'static str>,
-}
+/// The policy the suites run under: bridge-core's real policy, from a policy file's text, with
+/// one blocked pattern on top of the built-in rules.
+pub(crate) const TEST_POLICY: &str = r"blocked_patterns = ['\brm\s+-rf\b']";
 
-impl PermissionDecider for TestPolicy {
-    fn evaluate(&self, request: &PermissionRequest) -> Verdict {
-        if request.kind == ToolKind::Execute {
-            let command = request.command.as_deref().unwrap_or_default();
-            if let Some(pattern) = self.blocked_patterns.iter().find(|p| command.contains(*p)) {
-                return Verdict::Deny {
-                    reason: format!("the command matches the blocked pattern `{pattern}`"),
-                };
-            }
-        }
-        Verdict::Allow
-    }
-}
-
-/// The gate used by the suites: [`TestPolicy`] blocking `rm -rf`.
+/// A gate over [`TEST_POLICY`] (no ask hook: "ask" means deny).
 pub(crate) fn test_gate() -> PermissionGate {
-    PermissionGate::new(std::sync::Arc::new(TestPolicy {
-        blocked_patterns: vec!["rm -rf"],
-    }))
+    let policy = Policy::from_toml_str(TEST_POLICY, Path::new("acp-test-policy.toml"))
+        .unwrap_or_else(|err| panic!("the test policy must compile: {err}"));
+    PermissionGate::new(std::sync::Arc::new(policy))
 }
 
 /// The scripted agent with `args`, its pid written to `dir/agent.pid` (see [`agent_pid`]).

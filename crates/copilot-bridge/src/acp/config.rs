@@ -7,7 +7,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use bridge_core::config::{Config, DEPTH_VARIABLE, Secret};
+use bridge_core::config::{Config, Secret};
+use bridge_core::depth::{CallDepth, DEPTH_ENV};
 use serde_json::{Map, Value, json};
 
 use crate::acp::error::AcpError;
@@ -193,7 +194,7 @@ pub struct CopilotLaunch {
     /// `--log-level`.
     pub log_level: Option<String>,
     /// Our call depth; the CLI and the memory server get one more.
-    pub depth: u32,
+    pub depth: CallDepth,
     /// Other variables to pass as they are.
     pub passthrough: Vec<(String, String)>,
     /// The memory server, if sessions get one.
@@ -226,11 +227,10 @@ impl CopilotLaunch {
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v))
             .collect();
-        let depth = config
-            .inherited_depth
-            .as_deref()
-            .and_then(|d| d.trim().parse().ok())
-            .unwrap_or(0);
+        // A malformed inherited depth is refused where calls are checked; here it must not turn
+        // into a small one, so it counts as the deepest possible.
+        let depth = CallDepth::inherited(config.inherited_depth.as_deref())
+            .unwrap_or(CallDepth::new(u32::MAX));
         Self {
             program: config.cli_path.clone(),
             path: env.get("PATH").map(OsString::from),
@@ -259,7 +259,7 @@ impl CopilotLaunch {
     /// Resolves the program and writes the MCP configuration file.
     pub fn build(&self) -> Result<AgentConfig, AcpError> {
         let program = resolve_program(self.program.as_deref(), self.path.as_deref())?;
-        let child_depth = (self.depth + 1).to_string();
+        let (_, child_depth) = self.depth.child_env();
         let mut env: Vec<(String, String)> = Vec::new();
         if let Some(path) = &self.path {
             env.push(("PATH".into(), path.to_string_lossy().into_owned()));
@@ -276,8 +276,8 @@ impl CopilotLaunch {
         if let Some(token) = &self.github_token {
             env.push(("COPILOT_GITHUB_TOKEN".into(), token.expose().to_owned()));
         }
-        env.retain(|(k, _)| k != DEPTH_VARIABLE);
-        env.push((DEPTH_VARIABLE.into(), child_depth.clone()));
+        env.retain(|(k, _)| k != DEPTH_ENV);
+        env.push((DEPTH_ENV.into(), child_depth.clone()));
 
         let mut args: Vec<OsString> = ["--acp", "--stdio", "--no-auto-update"]
             .into_iter()
@@ -330,7 +330,7 @@ impl CopilotLaunch {
                 .filter(|(k, _)| k.starts_with("OPENCLAW_"))
                 .cloned(),
         );
-        env.push((DEPTH_VARIABLE.into(), child_depth.to_owned()));
+        env.push((DEPTH_ENV.into(), child_depth.to_owned()));
         McpServerConfig {
             name: MEMORY_SERVER_NAME.into(),
             command: memory.program.clone(),
@@ -476,7 +476,7 @@ mod tests {
         );
         assert_eq!(get(&env, "COPILOT_MODEL"), Some("qwen3"));
         assert_eq!(get(&env, "HOME"), Some("/home/u"));
-        assert_eq!(get(&env, DEPTH_VARIABLE), Some("1"));
+        assert_eq!(get(&env, DEPTH_ENV), Some("1"));
         assert_eq!(get(&env, "SECRET_UNRELATED"), None);
         let args: Vec<String> = agent
             .args
@@ -496,7 +496,7 @@ mod tests {
         let cfg = config(&[
             ("PATH", &dir.path().display().to_string()),
             ("GH_TOKEN", "ghp_example"),
-            (DEPTH_VARIABLE, "1"),
+            (DEPTH_ENV, "1"),
             ("OPENCLAW_WORKSPACE_DIR", "/data/openclaw"),
             (
                 "COPILOT_BRIDGE_STATE_DIR",
@@ -510,7 +510,7 @@ mod tests {
         let agent = CopilotLaunch::from_config(&cfg, dir.path().into(), Some(memory)).build()?;
         let env = env_of(&agent);
         assert_eq!(get(&env, "COPILOT_GITHUB_TOKEN"), Some("ghp_example"));
-        assert_eq!(get(&env, DEPTH_VARIABLE), Some("2"));
+        assert_eq!(get(&env, DEPTH_ENV), Some("2"));
         let flag = agent
             .args
             .iter()
@@ -522,7 +522,7 @@ mod tests {
         let server = &written["mcpServers"][MEMORY_SERVER_NAME];
         assert_eq!(server["command"], json!("/opt/bridge/openclaw-memory"));
         assert_eq!(server["type"], json!("local"));
-        assert_eq!(server["env"][DEPTH_VARIABLE], json!("2"));
+        assert_eq!(server["env"][DEPTH_ENV], json!("2"));
         assert_eq!(
             server["env"]["OPENCLAW_WORKSPACE_DIR"],
             json!("/data/openclaw")
