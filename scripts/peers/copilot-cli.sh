@@ -4,7 +4,10 @@
 set -euo pipefail
 dir="$1/copilot"
 pin="@github/copilot@1.0.102"
-if [ -x "$dir/node_modules/@github/copilot-linux-x64/copilot" ] && [ "$(cat "$dir/.pin" 2>/dev/null)" = "$pin" ]; then
+case "$(uname -m)" in aarch64|arm64) arch=arm64 ;; *) arch=x64 ;; esac
+# npm installs the platform's native executable as an optional dependency; tests launch it
+# directly (no Node needed at run time).
+if [ -x "$dir/node_modules/@github/copilot-linux-$arch/copilot" ] && [ "$(cat "$dir/.pin" 2>/dev/null)" = "$pin" ]; then
     exit 0
 fi
 echo "peers: installing $pin into $dir" >&2

@@ -33,8 +33,14 @@ pub fn python() -> PathBuf {
 }
 
 /// The real GitHub Copilot CLI (npm `@github/copilot`, pinned by `scripts/peers/copilot-cli.sh`):
-/// the platform's native executable, launched directly so that no Node wrapper sits between a
-/// test and the agent's process group.
+/// the platform's native executable (npm installs only the current platform's package),
+/// launched directly so that no Node wrapper sits between a test and the agent's process group.
 pub fn copilot_cli() -> PathBuf {
-    peer("copilot/node_modules/@github/copilot-linux-x64/copilot")
+    let arch = match std::env::consts::ARCH {
+        "aarch64" => "arm64",
+        _ => "x64",
+    };
+    peer(&format!(
+        "copilot/node_modules/@github/copilot-linux-{arch}/copilot"
+    ))
 }
