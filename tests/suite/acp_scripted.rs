@@ -383,3 +383,56 @@ async fn an_agent_that_keeps_crashing_is_given_up_on() -> anyhow::Result<()> {
     assert!(err.to_string().contains("logs"), "{err}");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_turn_cancelled_while_waiting_for_the_previous_one_never_starts() -> anyhow::Result<()> {
+    let dir = setup()?;
+    let agent = Agent::new(scripted_agent(dir.path(), &[]), test_gate());
+    let session = timeout(STEP, agent.new_session(dir.path())).await??;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let first = {
+        let session = session.clone();
+        let options = PromptOptions {
+            updates: Some(tx),
+            ..PromptOptions::default()
+        };
+        tokio::spawn(async move {
+            session
+                .prompt(
+                    vec![copilot_bridge::acp::ContentBlock::text("HANG")],
+                    options,
+                )
+                .await
+        })
+    };
+    timeout(STEP, rx.recv()).await?;
+    let cancel = CancellationToken::new();
+    let second = {
+        let session = session.clone();
+        let options = PromptOptions {
+            cancel: Some(cancel.clone()),
+            ..PromptOptions::default()
+        };
+        tokio::spawn(async move {
+            session
+                .prompt(
+                    vec![copilot_bridge::acp::ContentBlock::text("never sent")],
+                    options,
+                )
+                .await
+        })
+    };
+    cancel.cancel();
+    let second = timeout(STEP, second).await???;
+    assert_eq!(second.stop_reason, StopReason::Cancelled);
+    assert_eq!(second.text, "");
+    assert!(!first.is_finished(), "the first turn is still running");
+    assert!(session.cancel());
+    let first = timeout(STEP, first).await???;
+    assert_eq!(first.stop_reason, StopReason::Cancelled);
+    assert_eq!(first.text, "working on it ");
+    let next = timeout(STEP, session.prompt_text("hello")).await??;
+    assert_eq!(next.text, "echo: hello");
+    agent.shutdown().await;
+    Ok(())
+}

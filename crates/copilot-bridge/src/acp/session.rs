@@ -340,8 +340,13 @@ impl Session {
         prompt: Vec<ContentBlock>,
         options: PromptOptions,
     ) -> Result<PromptOutcome, AcpError> {
-        let _turn = self.inner.turn.lock().await;
         let started = Instant::now();
+        let cancel = options.cancel.clone().unwrap_or_default();
+        // A cancel while waiting for the previous turn ends this one before it starts.
+        let _turn = tokio::select! {
+            turn = self.inner.turn.lock() => turn,
+            () = cancel.cancelled() => return Ok(self.cancelled_before_start(started)),
+        };
         let mut outcome = self.run_turn(&prompt, &options).await;
         if let Err(err) = &outcome
             && err
@@ -369,7 +374,15 @@ impl Session {
             });
         }
         let agent = &self.inner.agent;
-        let (live, session_id, sink) = agent.ensure_session(&self.inner).await?;
+        // Starting the agent or reloading the session can take seconds; a cancel ends the wait.
+        let ensured = match &options.cancel {
+            Some(cancel) => tokio::select! {
+                ensured = agent.ensure_session(&self.inner) => ensured,
+                () = cancel.cancelled() => return Ok(self.cancelled_before_start(Instant::now())),
+            },
+            None => agent.ensure_session(&self.inner).await,
+        };
+        let (live, session_id, sink) = ensured?;
         let timeouts = agent.config.timeouts;
         let timeout = options.timeout.unwrap_or(timeouts.prompt);
         let (seed, notice) = self
@@ -457,6 +470,22 @@ impl Session {
             elapsed_ms: 0,
             notice,
         })
+    }
+
+    /// The outcome of a turn cancelled before anything was sent to the agent.
+    fn cancelled_before_start(&self, started: Instant) -> PromptOutcome {
+        PromptOutcome {
+            session_id: self.id(),
+            stop_reason: StopReason::Cancelled,
+            timed_out: false,
+            text: String::new(),
+            tool_calls: Vec::new(),
+            permissions: Vec::new(),
+            usage: None,
+            unknown_updates: 0,
+            elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            notice: None,
+        }
     }
 
     /// Cancels the running turn, if there is one; the prompt call then returns with stop
