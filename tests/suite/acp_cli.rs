@@ -374,3 +374,88 @@ async fn cli_starts_openclaw_memory_and_the_model_searches_memory_through_it() -
     agent.shutdown().await;
     Ok(())
 }
+
+/// Processes in process group `group` running `program`: (pid, environment).
+fn group_members_running(group: i32, program: &std::path::Path) -> Vec<(i32, Vec<String>)> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the command name (which may hold spaces): state, ppid, pgrp, …
+        let fields: Vec<&str> = stat
+            .rsplit_once(") ")
+            .map(|(_, rest)| rest.split(' ').collect())
+            .unwrap_or_default();
+        if fields.get(2) != Some(&group.to_string().as_str()) {
+            continue;
+        }
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let argv0 = cmdline.split(|&b| b == 0).next().unwrap_or_default();
+        if argv0 != program.as_os_str().as_encoded_bytes() {
+            continue;
+        }
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let env = environ
+            .split(|&b| b == 0)
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .collect();
+        found.push((pid, env));
+    }
+    found
+}
+
+#[tokio::test]
+async fn cli_starts_openclaw_memory_with_depth_plus_one_and_the_openclaw_variables()
+-> anyhow::Result<()> {
+    let bed = CopilotBed::start().await?;
+    bed.model.script("MEM-START", [Reply::text("ok")]);
+    let config = byok_config(
+        &bed,
+        &[
+            ("OPENCLAW_WORKSPACE_DIR", "/srv/openclaw/workspace"),
+            ("COPILOT_BRIDGE_DEPTH", "1"),
+        ],
+    )?;
+    let memory = binary_path("openclaw-memory");
+    adopt_orphans()?;
+    let agent = Agent::new(
+        copilot_agent(&bed, &config, Some(memory.clone()))?,
+        test_gate(),
+    );
+    let session = timeout(STEP, agent.new_session(bed.workspace())).await??;
+    timeout(STEP, session.prompt_text("MEM-START")).await??;
+    let pid = agent.pid().await.expect("running");
+    let members = timeout(STEP, async {
+        loop {
+            let members = group_members_running(pid, &memory);
+            if !members.is_empty() {
+                return members;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await?;
+    let (_, env) = &members[0];
+    assert!(
+        env.contains(&"COPILOT_BRIDGE_DEPTH=2".to_owned()),
+        "{env:?}"
+    );
+    assert!(
+        env.contains(&"OPENCLAW_WORKSPACE_DIR=/srv/openclaw/workspace".to_owned()),
+        "{env:?}"
+    );
+    agent.shutdown().await;
+    assert_group_gone(pid).await?;
+    Ok(())
+}
