@@ -1,11 +1,13 @@
 //! The ACP client that drives the GitHub Copilot CLI (`copilot --acp --stdio`): a hand-rolled
-//! JSON-RPC layer over tokio with our own lenient types, so callers see only [`Agent`](crate::acp::Agent),
-//! [`Session`](crate::acp::Session), [`Update`](crate::acp::Update), [`PromptOutcome`](crate::acp::PromptOutcome) and [`AcpError`](crate::acp::AcpError), never the wire.
+//! JSON-RPC layer over tokio with our own lenient types, so callers see only
+//! [`Agent`](crate::acp::Agent), [`Session`](crate::acp::Session),
+//! [`Update`](crate::acp::Update), [`PromptOutcome`](crate::acp::PromptOutcome) and
+//! [`AcpError`](crate::acp::AcpError), never the wire.
 //!
 //! Ground rules, from the CLI's captured behaviour: every request we send has a timeout (a
 //! malformed line gets no reply at all); every request the agent sends is answered; permission
-//! requests go through the [`PermissionGate`](crate::acp::PermissionGate) and are never granted for more than once; the
-//! agent runs in its own process group, which is killed whole.
+//! requests go through the [`PermissionGate`](crate::acp::PermissionGate) and are never granted
+//! for more than once; the agent runs in its own process group, which is killed whole.
 
 /// The agent process and the settings for launching the Copilot CLI.
 mod config;
