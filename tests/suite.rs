@@ -1,5 +1,8 @@
 //! One module per area under test.
 
+mod acp_cli;
+mod acp_harness;
+mod acp_scripted;
 mod bridge_files;
 mod bridge_hooks;
 mod bridge_redact;

@@ -2,6 +2,8 @@
 //! GitHub Copilot CLI over the Agent Client Protocol, plus the command-line subcommands around it.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+/// The ACP client that drives the Copilot CLI.
+pub mod acp;
 /// Command-line parsing and subcommand dispatch.
 mod cli;
 /// The MCP server: identity, capabilities and tool routing.

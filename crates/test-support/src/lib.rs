@@ -7,11 +7,17 @@
 
 /// Locating the workspace's binaries from a test executable.
 mod binaries;
+/// The real Copilot CLI as a test peer: scratch home, workspace and BYOK environment.
+mod copilot;
 /// A spawned MCP server driven line by line over stdio.
 mod mcp_process;
+/// The scripted OpenAI-compatible model server.
+mod model_server;
 /// Locating the external test peers installed by `scripts/peers.sh`.
 mod peers;
 
 pub use crate::binaries::binary_path;
+pub use crate::copilot::{ACP_ARGS, BYOK_API_KEY, CopilotBed};
 pub use crate::mcp_process::{McpProcess, READ_TIMEOUT};
-pub use crate::peers::{peer, peers_dir, python};
+pub use crate::model_server::{MODEL_ID, ModelServer, RecordedRequest, Reply, UNSCRIPTED_REPLY};
+pub use crate::peers::{copilot_cli, peer, peers_dir, python};

@@ -31,3 +31,16 @@ pub fn peer(relative: &str) -> PathBuf {
 pub fn python() -> PathBuf {
     peer("python/bin/python")
 }
+
+/// The real GitHub Copilot CLI (npm `@github/copilot`, pinned by `scripts/peers/copilot-cli.sh`):
+/// the platform's native executable (npm installs only the current platform's package),
+/// launched directly so that no Node wrapper sits between a test and the agent's process group.
+pub fn copilot_cli() -> PathBuf {
+    let arch = match std::env::consts::ARCH {
+        "aarch64" => "arm64",
+        _ => "x64",
+    };
+    peer(&format!(
+        "copilot/node_modules/@github/copilot-linux-{arch}/copilot"
+    ))
+}
