@@ -135,3 +135,28 @@ fn explain_argument_error(tool: &str, result: &mut CallToolResult) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use bridge_core::config::EnvLayer;
+
+    use super::*;
+    use crate::service::ServiceOptions;
+
+    #[test]
+    fn input_schemas_are_plain_objects_without_null_defaults() {
+        let server = MemoryServer::new(
+            MemoryService::new(ServiceOptions::default(), EnvLayer::default()),
+            None,
+            CallGuard::new(3, None),
+        );
+        let tools = server.tools();
+        assert_eq!(tools.len(), 3);
+        for tool in tools {
+            let schema = serde_json::Value::Object(tool.input_schema.as_ref().clone());
+            assert_eq!(schema["type"], "object", "{}", tool.name);
+            assert!(!schema.to_string().contains("\"default\":null"), "{schema}");
+            assert_eq!(schema["properties"]["_depth"]["type"], "integer");
+        }
+    }
+}

@@ -23,18 +23,14 @@ pub struct ServiceOptions {
     pub ranking: RankOptions,
 }
 
-#[derive(Debug, Default)]
-struct State {
-    workspace: Option<Workspace>,
-    index: Option<MemoryIndex>,
-}
-
 /// The workspace, its index and its store, shared by every tool call.
 #[derive(Debug)]
 pub struct MemoryService {
     options: ServiceOptions,
     env: EnvLayer,
-    state: Mutex<State>,
+    /// Found once; kept apart from the index so reads never wait for an index build.
+    workspace: Mutex<Option<Workspace>>,
+    index: Mutex<Option<MemoryIndex>>,
 }
 
 /// Why a call could not be served from the workspace.
@@ -60,14 +56,9 @@ impl MemoryService {
         Arc::new(Self {
             options,
             env,
-            state: Mutex::new(State::default()),
+            workspace: Mutex::new(None),
+            index: Mutex::new(None),
         })
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        // A panic while holding the lock leaves at worst a half-refreshed index, which the
-        // next refresh repairs; keep serving.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Discovery as it stands now (for "where did you look" answers).
@@ -80,22 +71,20 @@ impl MemoryService {
 
     /// The workspace, discovering it when not found yet.
     pub fn workspace(&self) -> Result<Workspace, ServiceError> {
-        let mut state = self.lock();
-        Self::workspace_locked(&mut state, || self.discover())
-    }
-
-    fn workspace_locked(
-        state: &mut State,
-        discover: impl FnOnce() -> Discovery,
-    ) -> Result<Workspace, ServiceError> {
-        if let Some(ws) = &state.workspace {
+        // A panic while holding a lock leaves at worst a half-refreshed index, which the next
+        // refresh repairs; keep serving.
+        let mut found = self
+            .workspace
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(ws) = found.as_ref() {
             return Ok(ws.clone());
         }
-        let discovery = discover();
+        let discovery = self.discover();
         match discovery.workspace {
             Some(ws) => {
                 tracing::info!(root = %ws.root.display(), source = %ws.source, "OpenClaw workspace");
-                state.workspace = Some(ws.clone());
+                *found = Some(ws.clone());
                 Ok(ws)
             }
             None => Err(ServiceError::NoWorkspace {
@@ -110,10 +99,10 @@ impl MemoryService {
         query: &str,
         limit: usize,
     ) -> Result<(Workspace, Vec<LocalHit>), ServiceError> {
-        let mut state = self.lock();
-        let workspace = Self::workspace_locked(&mut state, || self.discover())?;
+        let workspace = self.workspace()?;
         let ranking = self.options.ranking;
-        let index = state.index.get_or_insert_with(|| {
+        let mut index = self.index.lock().unwrap_or_else(PoisonError::into_inner);
+        let index = index.get_or_insert_with(|| {
             MemoryIndex::new(MemoryStore::new(workspace.root.clone()), ranking)
         });
         let refreshed = index.refresh()?;
