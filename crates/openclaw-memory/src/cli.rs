@@ -1,21 +1,57 @@
-//! Command-line parsing and dispatch: `serve` (the default) runs the MCP server on stdio; the
-//! other subcommands are tools for people at a terminal.
+//! Command-line parsing and dispatch: `serve` (the default) runs the MCP server on stdio.
+//! Startup does no work beyond reading the configuration: the workspace is found and indexed
+//! on the first tool call, and the gateway link connects in the background.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
+use bridge_core::config::{Config, EnvLayer, Overrides};
 use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
 
+use crate::calls::CallGuard;
+use crate::gateway::{DEFAULT_SEARCH_TIMEOUT, Gateway, GatewaySettings};
+use crate::index::rank::RankOptions;
 use crate::server::MemoryServer;
+use crate::service::{MemoryService, ServiceOptions};
 
 /// Command-line interface of `openclaw-memory`.
 #[derive(Debug, Parser)]
 #[command(name = "openclaw-memory", version, about)]
 pub struct Cli {
+    /// Settings that override the environment and `.env`.
+    #[command(flatten)]
+    pub global: GlobalArgs,
     /// What to do; without a subcommand the MCP server runs on stdio.
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// Flags shared by every subcommand.
+#[derive(Debug, clap::Args)]
+pub struct GlobalArgs {
+    /// OpenClaw workspace (the folder holding MEMORY.md and memory/); by default found the way
+    /// OpenClaw finds it [env: OPENCLAW_WORKSPACE_DIR].
+    #[arg(long, global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Let dated notes lose half their weight every DAYS days (OpenClaw uses 30 when its
+    /// temporal decay is on); MEMORY.md and USER.md never decay. Off by default.
+    #[arg(long, global = true, value_name = "DAYS")]
+    pub recency_half_life_days: Option<f32>,
+    /// How long a gateway search may take before the local index answers instead.
+    #[arg(long, global = true, value_name = "MS", default_value_t = DEFAULT_SEARCH_TIMEOUT.as_millis() as u64)]
+    pub gateway_timeout_ms: u64,
+    /// Directory for audit JSONL files [env: COPILOT_AUDIT_LOG_DIR].
+    #[arg(long, global = true, value_name = "DIR")]
+    pub audit_dir: Option<PathBuf>,
+    /// debug, info, warning, error, none or all [env: COPILOT_LOG_LEVEL].
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub log_level: Option<String>,
+    /// The `.env` file to read (a missing file is fine).
+    #[arg(long, global = true, value_name = "FILE", default_value = ".env")]
+    pub env_file: PathBuf,
 }
 
 /// The subcommands.
@@ -45,26 +81,61 @@ pub fn main_entry() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    bridge_core::logging::init_stderr("info");
+    let env = EnvLayer::capture(&cli.global.env_file)?;
+    let overrides = Overrides {
+        audit_dir: cli.global.audit_dir.clone(),
+        log_level: cli.global.log_level.clone(),
+        ..Overrides::default()
+    };
+    let config = Config::resolve(overrides, env).context("invalid configuration")?;
+    bridge_core::logging::init_stderr(config.log_level.tracing_directive());
+    if let Some(days) = cli.global.recency_half_life_days
+        && !(days.is_finite() && days > 0.0)
+    {
+        anyhow::bail!("--recency-half-life-days must be a positive number of days, got {days}");
+    }
     match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => serve(),
+        Command::Serve => serve(&cli.global, &config),
     }
 }
 
-fn serve() -> anyhow::Result<ExitCode> {
+fn serve(args: &GlobalArgs, config: &Config) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let service = MemoryServer::new()
+        let gateway = config.gateway.token.as_ref().map(|token| {
+            Gateway::start(GatewaySettings {
+                host: config.gateway.host.clone(),
+                port: config.gateway.port,
+                token: token.expose().to_owned(),
+                state_dir: config.state_dir.clone(),
+                search_timeout: Duration::from_millis(args.gateway_timeout_ms),
+            })
+        });
+        let service = MemoryService::new(
+            ServiceOptions {
+                workspace_flag: args.workspace.clone(),
+                ranking: RankOptions {
+                    recency_half_life_days: args.recency_half_life_days,
+                    ..RankOptions::default()
+                },
+            },
+            config.env.clone(),
+        );
+        let guard = CallGuard::new(config.max_depth, config.inherited_depth.as_deref());
+        let server = MemoryServer::new(service, gateway.clone(), guard);
+        let service = server
             .serve(rmcp::transport::stdio())
             .await
             .context("MCP handshake on stdio failed")?;
-        service
-            .waiting()
-            .await
-            .context("MCP service stopped with an error")?;
+        let quit = service.waiting().await;
+        if let Some(gateway) = gateway {
+            gateway.shutdown();
+        }
+        quit.context("MCP service stopped with an error")?;
         Ok(ExitCode::SUCCESS)
     })
 }
