@@ -310,7 +310,6 @@ async fn cli_sessions_take_modes_embedded_resources_and_close() -> anyhow::Resul
 }
 
 #[tokio::test]
-#[ignore = "needs the openclaw-memory tools, which reach main with wip/memory"]
 async fn cli_starts_openclaw_memory_and_the_model_searches_memory_through_it() -> anyhow::Result<()>
 {
     let bed = CopilotBed::start().await?;
