@@ -7,6 +7,7 @@ mod bridge_files;
 mod bridge_hooks;
 mod bridge_redact;
 mod config_examples;
+mod memory_audit;
 mod memory_protocol;
 mod memory_python;
 mod stdio_servers;

@@ -7,14 +7,19 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use std::sync::Arc;
+
+use bridge_core::audit::AuditLog;
 use bridge_core::config::{Config, EnvLayer, Overrides};
+use bridge_core::depth::CallDepth;
+use bridge_core::policy::Policy;
+use bridge_mcp::{Envelope, EnvelopeSettings};
 use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
 
-use crate::calls::CallGuard;
 use crate::gateway::{DEFAULT_SEARCH_TIMEOUT, Gateway, GatewaySettings};
 use crate::index::rank::RankOptions;
-use crate::server::MemoryServer;
+use crate::server::{MemoryServer, describe};
 use crate::service::{MemoryService, ServiceOptions};
 
 /// Command-line interface of `openclaw-memory`.
@@ -105,7 +110,31 @@ fn serve(args: &GlobalArgs, config: &Config) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let policy = match &config.policy_file {
+        Some(path) => Policy::load(path)?,
+        None => Policy::default(),
+    };
     runtime.block_on(async {
+        let audit =
+            AuditLog::open(&config.audit_dir, env!("CARGO_PKG_NAME")).with_context(|| {
+                format!(
+                    "cannot open the audit log in {}; set COPILOT_AUDIT_LOG_DIR to a writable \
+                 directory",
+                    config.audit_dir.display()
+                )
+            })?;
+        let envelope = Envelope::new(
+            EnvelopeSettings {
+                server: env!("CARGO_PKG_NAME"),
+                inherited_depth: CallDepth::inherited(config.inherited_depth.as_deref()),
+                max_depth: config.max_depth,
+                policy: Arc::new(policy),
+                workspace: None,
+                output_limit_bytes: config.output_limit_bytes,
+                describe,
+            },
+            audit.clone(),
+        );
         let gateway = config.gateway.token.as_ref().map(|token| {
             Gateway::start(GatewaySettings {
                 host: config.gateway.host.clone(),
@@ -125,8 +154,7 @@ fn serve(args: &GlobalArgs, config: &Config) -> anyhow::Result<ExitCode> {
             },
             config.env.clone(),
         );
-        let guard = CallGuard::new(config.max_depth, config.inherited_depth.as_deref());
-        let server = MemoryServer::new(service, gateway.clone(), guard);
+        let server = MemoryServer::new(service, gateway.clone(), envelope);
         let service = server
             .serve(rmcp::transport::stdio())
             .await
@@ -135,6 +163,10 @@ fn serve(args: &GlobalArgs, config: &Config) -> anyhow::Result<ExitCode> {
         if let Some(gateway) = gateway {
             gateway.shutdown();
         }
+        audit
+            .shutdown()
+            .await
+            .context("cannot finish writing the audit log")?;
         quit.context("MCP service stopped with an error")?;
         Ok(ExitCode::SUCCESS)
     })

@@ -2,8 +2,6 @@
 //! stdio MCP server. `copilot-bridge` adds it to every Copilot session it opens.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-/// The envelope of every tool call: depth check, redaction, audit.
-mod calls;
 /// Command-line parsing and dispatch.
 mod cli;
 /// The OpenClaw gateway client (protocol v4).
@@ -27,7 +25,6 @@ pub mod window;
 /// Finding OpenClaw's workspace.
 pub mod workspace;
 
-pub use crate::calls::CallGuard;
 pub use crate::cli::{Cli, main_entry};
 pub use crate::gateway::{Gateway, GatewaySettings};
 pub use crate::index::{LocalHit, MemoryIndex};

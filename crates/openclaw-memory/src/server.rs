@@ -2,21 +2,20 @@
 //! envelope every tool call passes through (depth check, redaction, audit).
 
 use std::sync::Arc;
-use std::time::Instant;
 
+use bridge_core::policy::ToolKind;
+use bridge_mcp::{CallShape, Envelope, plain_input_schemas};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, Implementation, JsonObject, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
 
-use crate::calls::{CallGuard, Outcome};
 use crate::gateway::Gateway;
 use crate::service::MemoryService;
-use crate::tools::{TOOL_NAMES, plain_input_schemas};
 
 /// Instructions sent to MCP clients in the `initialize` response.
 const INSTRUCTIONS: &str = "Read-only access to what OpenClaw remembers: search and read its \
@@ -27,19 +26,20 @@ memory notes and the user's preferences. Nothing here writes.";
 pub struct MemoryServer {
     service: Arc<MemoryService>,
     gateway: Option<Gateway>,
-    guard: Arc<CallGuard>,
+    envelope: Arc<Envelope>,
     tool_router: ToolRouter<Self>,
 }
 
 impl MemoryServer {
-    /// A server over `service`, searching through `gateway` when one is configured.
-    pub fn new(service: Arc<MemoryService>, gateway: Option<Gateway>, guard: CallGuard) -> Self {
+    /// A server over `service`, searching through `gateway` when one is configured; every call
+    /// passes through `envelope` (depth, policy, audit, redaction).
+    pub fn new(service: Arc<MemoryService>, gateway: Option<Gateway>, envelope: Envelope) -> Self {
         let mut tool_router = Self::search_router() + Self::read_router() + Self::prefs_router();
         plain_input_schemas(&mut tool_router);
         Self {
             service,
             gateway,
-            guard: Arc::new(guard),
+            envelope: Arc::new(envelope),
             tool_router,
         }
     }
@@ -60,6 +60,15 @@ impl MemoryServer {
     }
 }
 
+/// Every tool of this server only reads; paths are confined to the memory files by the tools
+/// themselves, so the policy sees the call as a read without paths.
+pub fn describe(_tool: &str, _arguments: &JsonObject) -> CallShape {
+    CallShape {
+        kind: ToolKind::Read,
+        paths: Vec::new(),
+    }
+}
+
 // `tool_handler` fills in `list_tools` and `get_tool` from the router; `call_tool` is ours.
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for MemoryServer {
@@ -77,62 +86,8 @@ impl ServerHandler for MemoryServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let started = Instant::now();
-        let tool = request.name.to_string();
-        if !self.tool_router.has_route(&tool) {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "unknown tool `{tool}`; this server offers {}",
-                    TOOL_NAMES.join(", ")
-                ),
-                None,
-            ));
-        }
-        let arguments = request.arguments.clone().unwrap_or_default();
-        if let Err(refusal) = self.guard.check_depth(&arguments) {
-            let result = CallToolResult::error(vec![ContentBlock::text(refusal.clone())]);
-            self.guard
-                .record(&tool, &arguments, &Outcome::Denied(&refusal), started);
-            return Ok(result.into());
-        }
         let call = ToolCallContext::new(self, request, context);
-        let mut response = self.tool_router.call(call).await;
-        if let Ok(CallToolResponse::Complete(result)) = &mut response {
-            if result.is_error == Some(true) {
-                explain_argument_error(&tool, result);
-            }
-            self.guard.redact(result);
-        }
-        let outcome = match &response {
-            Ok(CallToolResponse::Complete(result)) => Outcome::Result(result),
-            Ok(_) => Outcome::Other,
-            Err(error) => Outcome::ProtocolError(error),
-        };
-        self.guard.record(&tool, &arguments, &outcome, started);
-        response
-    }
-}
-
-/// rmcp reports arguments that do not deserialize as "failed to deserialize parameters: …";
-/// name the tool and what it accepts so the model can fix the call.
-fn explain_argument_error(tool: &str, result: &mut CallToolResult) {
-    const PREFIX: &str = "failed to deserialize parameters: ";
-    let accepted = match tool {
-        "openclaw_memory_search" => {
-            "query (string, required), limit (integer 1-50), _depth (integer)"
-        }
-        "openclaw_memory_read" => {
-            "file (string, e.g. \"memory/2026-11-21.md\"), from (integer ≥ 1), lines (integer \
-             1-2000), _depth (integer)"
-        }
-        _ => "profile (string), _depth (integer)",
-    };
-    for block in &mut result.content {
-        if let ContentBlock::Text(text) = block
-            && let Some(detail) = text.text.strip_prefix(PREFIX)
-        {
-            text.text = format!("invalid arguments for {tool}: {detail}. It accepts: {accepted}");
-        }
+        self.envelope.call(&self.tool_router, call).await
     }
 }
 
@@ -148,7 +103,18 @@ mod tests {
         let server = MemoryServer::new(
             MemoryService::new(ServiceOptions::default(), EnvLayer::default()),
             None,
-            CallGuard::new(3, None),
+            Envelope::new(
+                bridge_mcp::EnvelopeSettings {
+                    server: "openclaw-memory",
+                    inherited_depth: Ok(bridge_core::depth::CallDepth::new(0)),
+                    max_depth: 3,
+                    policy: Arc::new(bridge_core::policy::Policy::default()),
+                    workspace: None,
+                    output_limit_bytes: 10 * 1024,
+                    describe,
+                },
+                bridge_core::audit::AuditLog::disabled(),
+            ),
         );
         let tools = server.tools();
         assert_eq!(tools.len(), 3);
