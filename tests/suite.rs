@@ -8,6 +8,7 @@ mod bridge_hooks;
 mod bridge_redact;
 mod config_examples;
 mod memory_audit;
+mod memory_gateway;
 mod memory_protocol;
 mod memory_python;
 mod stdio_servers;

@@ -44,3 +44,9 @@ pub fn copilot_cli() -> PathBuf {
         "copilot/node_modules/@github/copilot-linux-{arch}/copilot"
     ))
 }
+
+/// The real OpenClaw CLI (pinned, run under its pinned Node), installed by
+/// `scripts/peers/openclaw.sh`.
+pub fn openclaw() -> PathBuf {
+    peer("openclaw/bin/openclaw")
+}
