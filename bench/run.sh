@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reruns every benchmark and prints the tables that BENCHMARKS.md records.
-# Usage: bench/run.sh [cold-start|core|all]   (default: all)
+# Usage: bench/run.sh [cold-start|memory|core|all]   (default: all)
 # Results depend on the machine; BENCHMARKS.md says which one produced its numbers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,11 @@ if [[ "$what" == all || "$what" == cold-start ]]; then
     for server in copilot-bridge openclaw-memory; do
         target/release/cold-start --runs 200 "target/release/$server" | tail -n +$([[ $server == copilot-bridge ]] && echo 1 || echo 3)
     done
+fi
+
+if [[ "$what" == all || "$what" == memory ]]; then
+    section "openclaw-memory: 5,000 notes of ~2 KB, searched through stdio MCP"
+    target/release/memory-bench --notes 5000 --queries 500 target/release/openclaw-memory
 fi
 
 if [[ "$what" == all || "$what" == core ]]; then
