@@ -20,6 +20,8 @@ pub mod service;
 pub mod store;
 /// The MCP tools.
 pub mod tools;
+/// Event-driven freshness: skip the per-file scan when nothing changed.
+pub mod watch;
 /// Line windows of a file (`openclaw_memory_read`).
 pub mod window;
 /// Finding OpenClaw's workspace.

@@ -12,6 +12,7 @@ use crate::index::rank::RankOptions;
 use crate::index::{LocalHit, MemoryIndex};
 use crate::paths::MemoryPath;
 use crate::store::{MAX_FILE_BYTES, MemoryStore, StoreError};
+use crate::watch::ChangeWatch;
 use crate::workspace::{Discovery, DiscoveryInput, Workspace, discover};
 
 /// Settings of the memory service.
@@ -30,7 +31,7 @@ pub struct MemoryService {
     env: EnvLayer,
     /// Found once; kept apart from the index so reads never wait for an index build.
     workspace: Mutex<Option<Workspace>>,
-    index: Mutex<Option<MemoryIndex>>,
+    index: Mutex<Option<(MemoryIndex, ChangeWatch)>>,
 }
 
 /// Why a call could not be served from the workspace.
@@ -102,11 +103,18 @@ impl MemoryService {
         let workspace = self.workspace()?;
         let ranking = self.options.ranking;
         let mut index = self.index.lock().unwrap_or_else(PoisonError::into_inner);
-        let index = index.get_or_insert_with(|| {
-            MemoryIndex::new(MemoryStore::new(workspace.root.clone()), ranking)
+        let (index, watch) = index.get_or_insert_with(|| {
+            (
+                MemoryIndex::new(MemoryStore::new(workspace.root.clone()), ranking),
+                ChangeWatch::new(),
+            )
         });
-        let refreshed = index.refresh()?;
-        tracing::debug!(?refreshed, "memory index refreshed");
+        if watch.needs_scan() {
+            // Watch first, so a change made during the scan triggers the next one.
+            watch.watch(&workspace.root);
+            let refreshed = index.refresh()?;
+            tracing::debug!(?refreshed, "memory index refreshed");
+        }
         Ok((workspace, index.search(query, limit, Some(today()))))
     }
 
