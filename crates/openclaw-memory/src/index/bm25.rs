@@ -6,7 +6,7 @@
     reason = "scores are approximate; counts and lengths stay far below 2^23"
 )]
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// BM25 term-frequency saturation; 1.2 is the textbook value (and SQLite FTS5's).
 const K1: f32 = 1.2;
@@ -36,7 +36,9 @@ struct ChunkSlot {
 /// An inverted index over chunks.
 #[derive(Debug, Default)]
 pub struct Bm25Index {
-    vocabulary: HashMap<Box<str>, TermId>,
+    /// FxHash: interning every token of every note is the hottest loop of an index build, and
+    /// the keys are our own note text, not attacker-chosen hash-flooding input.
+    vocabulary: FxHashMap<Box<str>, TermId>,
     postings: Vec<Vec<Posting>>,
     doc_freq: Vec<u32>,
     chunks: Vec<ChunkSlot>,

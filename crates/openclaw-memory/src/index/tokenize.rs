@@ -56,8 +56,13 @@ impl Analyzer {
 
 fn keeps(word: &str) -> bool {
     let single_letter = word.chars().nth(1).is_none() && !word.as_bytes()[0].is_ascii_digit();
-    !single_letter && STOP_WORDS.binary_search(&word).is_err()
+    // Most words are longer than every stop word: skip the search for them (it was a fifth of
+    // an index build).
+    !single_letter && (word.len() > MAX_STOP_WORD_BYTES || STOP_WORDS.binary_search(&word).is_err())
 }
+
+/// Length of the longest stop word, in bytes.
+const MAX_STOP_WORD_BYTES: usize = 5;
 
 /// A rough token count for chunk sizing: whitespace-separated words. Cheaper than analysing
 /// and close to what embedding tokenizers count for English prose.
@@ -70,6 +75,12 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+
+    #[test]
+    fn no_stop_word_is_longer_than_the_shortcut_assumes() {
+        assert!(STOP_WORDS.iter().all(|w| w.len() <= MAX_STOP_WORD_BYTES));
+        assert!(STOP_WORDS.iter().any(|w| w.len() == MAX_STOP_WORD_BYTES));
+    }
 
     #[test]
     fn stop_words_are_sorted_for_binary_search() {
