@@ -7,14 +7,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use bridge_core::audit::AuditLog;
 use bridge_core::config::{Config, EnvLayer, Overrides};
-use bridge_core::policy::Policy;
 use bridge_core::redact::Redactor;
+use bridge_mcp::Envelope;
 use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
 
-use crate::server::BridgeServer;
+use crate::server::{BridgeServer, describe};
 
 /// Command-line interface of `copilot-bridge`.
 #[derive(Debug, Parser)]
@@ -119,20 +118,16 @@ fn serve(config: Config) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let policy = match &config.policy_file {
-        Some(path) => Policy::load(path)?,
-        None => Policy::default(),
-    };
     runtime.block_on(async {
-        let audit =
-            AuditLog::open(&config.audit_dir, env!("CARGO_PKG_NAME")).with_context(|| {
-                format!(
-                    "cannot open the audit log in {}; set COPILOT_AUDIT_LOG_DIR to a writable \
-                 directory",
-                    config.audit_dir.display()
-                )
-            })?;
-        let server = BridgeServer::new(config, cwd, policy, audit.clone());
+        let workspace = config.workspace.clone().unwrap_or(cwd);
+        let envelope = Envelope::from_config(
+            &config,
+            env!("CARGO_PKG_NAME"),
+            Some(workspace.clone()),
+            describe,
+        )?;
+        let audit = envelope.audit().clone();
+        let server = BridgeServer::new(config, workspace, envelope);
         let service = server
             .serve(rmcp::transport::stdio())
             .await

@@ -7,9 +7,8 @@ use std::sync::{Arc, OnceLock};
 use bridge_core::audit::AuditLog;
 use bridge_core::config::Config;
 use bridge_core::confine::Root;
-use bridge_core::depth::CallDepth;
-use bridge_core::policy::{Policy, ToolKind};
-use bridge_mcp::{CallShape, Envelope, EnvelopeSettings, ToolError, plain_input_schemas};
+use bridge_core::policy::ToolKind;
+use bridge_mcp::{CallShape, Envelope, ToolError, plain_input_schemas};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
@@ -42,24 +41,11 @@ struct Shared {
 }
 
 impl BridgeServer {
-    /// Creates the server; `cwd` is the workspace root when the configuration names none.
-    /// Every call is audited to `audit` and judged by `policy`.
-    pub fn new(config: Config, cwd: PathBuf, policy: Policy, audit: AuditLog) -> Self {
-        let workspace_path = config.workspace.clone().unwrap_or(cwd);
+    /// Creates the server over the workspace root `workspace_path`; every call passes through
+    /// `envelope` (see [`Envelope::from_config`] and [`describe`]).
+    pub fn new(config: Config, workspace_path: PathBuf, envelope: Envelope) -> Self {
         let mut tool_router = Self::files_router();
         plain_input_schemas(&mut tool_router);
-        let envelope = Envelope::new(
-            EnvelopeSettings {
-                server: env!("CARGO_PKG_NAME"),
-                inherited_depth: CallDepth::inherited(config.inherited_depth.as_deref()),
-                max_depth: config.max_depth,
-                policy: Arc::new(policy),
-                workspace: Some(workspace_path.clone()),
-                output_limit_bytes: config.output_limit_bytes,
-                describe,
-            },
-            audit,
-        );
         Self {
             shared: Arc::new(Shared {
                 config,
@@ -118,7 +104,7 @@ impl ServerHandler for BridgeServer {
 }
 
 /// What each tool does, for the permission policy.
-fn describe(tool: &str, arguments: &JsonObject) -> CallShape {
+pub fn describe(tool: &str, arguments: &JsonObject) -> CallShape {
     let path = |key: &str, default: Option<&str>| -> Vec<PathBuf> {
         arguments
             .get(key)

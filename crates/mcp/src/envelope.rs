@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use bridge_core::audit::{AuditEntry, AuditLog, Hook};
+use bridge_core::audit::{AuditEntry, AuditError, AuditLog, Hook};
+use bridge_core::config::Config;
 use bridge_core::depth::{CallDepth, DEPTH_ARGUMENT, DepthError};
-use bridge_core::policy::{Decision, Policy, PolicyRequest, ToolKind};
+use bridge_core::policy::{Decision, Policy, PolicyError, PolicyRequest, ToolKind};
 use bridge_core::redact::{Redactor, truncate};
 use rmcp::ErrorData;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -55,6 +56,25 @@ pub struct Envelope {
     audit: AuditLog,
 }
 
+/// Why a server's envelope could not be set up at start.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The policy file is missing or invalid.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The audit directory cannot be used.
+    #[error(
+        "cannot open the audit log in {dir}; set COPILOT_AUDIT_LOG_DIR to a writable directory"
+    )]
+    Audit {
+        /// The audit directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: AuditError,
+    },
+}
+
 /// A refusal before the tool ran, and the audit hook it is recorded under.
 struct Refusal {
     hook: Hook,
@@ -66,6 +86,36 @@ impl Envelope {
     /// An envelope writing audit records to `audit`.
     pub fn new(settings: EnvelopeSettings, audit: AuditLog) -> Self {
         Self { settings, audit }
+    }
+
+    /// The envelope a server runs with under `config`: the policy file it names (or the built-in
+    /// policy), an audit log in its audit directory, its depth limit and output cap. Opens the
+    /// audit log, so it must run inside a tokio runtime.
+    pub fn from_config(
+        config: &Config,
+        server: &'static str,
+        workspace: Option<PathBuf>,
+        describe: Describe,
+    ) -> Result<Self, SetupError> {
+        let policy = match &config.policy_file {
+            Some(path) => Policy::load(path)?,
+            None => Policy::default(),
+        };
+        let audit =
+            AuditLog::open(&config.audit_dir, server).map_err(|source| SetupError::Audit {
+                dir: config.audit_dir.clone(),
+                source,
+            })?;
+        let settings = EnvelopeSettings {
+            server,
+            inherited_depth: CallDepth::inherited(config.inherited_depth.as_deref()),
+            max_depth: config.max_depth,
+            policy: Arc::new(policy),
+            workspace,
+            output_limit_bytes: config.output_limit_bytes,
+            describe,
+        };
+        Ok(Self::new(settings, audit))
     }
 
     /// The audit log, so the server can drain it at shutdown.

@@ -16,6 +16,6 @@ mod tool_error;
 
 pub use crate::answer::Answer;
 pub use crate::blocking::blocking;
-pub use crate::envelope::{CallShape, Describe, Envelope, EnvelopeSettings};
+pub use crate::envelope::{CallShape, Describe, Envelope, EnvelopeSettings, SetupError};
 pub use crate::schema::plain_input_schemas;
 pub use crate::tool_error::{ToolError, error_chain};

@@ -7,13 +7,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use std::sync::Arc;
-
-use bridge_core::audit::AuditLog;
 use bridge_core::config::{Config, EnvLayer, Overrides};
-use bridge_core::depth::CallDepth;
-use bridge_core::policy::Policy;
-use bridge_mcp::{Envelope, EnvelopeSettings};
+use bridge_mcp::Envelope;
 use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
 
@@ -110,31 +105,9 @@ fn serve(args: &GlobalArgs, config: &Config) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let policy = match &config.policy_file {
-        Some(path) => Policy::load(path)?,
-        None => Policy::default(),
-    };
     runtime.block_on(async {
-        let audit =
-            AuditLog::open(&config.audit_dir, env!("CARGO_PKG_NAME")).with_context(|| {
-                format!(
-                    "cannot open the audit log in {}; set COPILOT_AUDIT_LOG_DIR to a writable \
-                 directory",
-                    config.audit_dir.display()
-                )
-            })?;
-        let envelope = Envelope::new(
-            EnvelopeSettings {
-                server: env!("CARGO_PKG_NAME"),
-                inherited_depth: CallDepth::inherited(config.inherited_depth.as_deref()),
-                max_depth: config.max_depth,
-                policy: Arc::new(policy),
-                workspace: None,
-                output_limit_bytes: config.output_limit_bytes,
-                describe,
-            },
-            audit.clone(),
-        );
+        let envelope = Envelope::from_config(config, env!("CARGO_PKG_NAME"), None, describe)?;
+        let audit = envelope.audit().clone();
         let gateway = config.gateway.token.as_ref().map(|token| {
             Gateway::start(GatewaySettings {
                 host: config.gateway.host.clone(),
