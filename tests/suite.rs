@@ -11,4 +11,5 @@ mod memory_audit;
 mod memory_gateway;
 mod memory_protocol;
 mod memory_python;
+mod openclaw_probe;
 mod stdio_servers;
