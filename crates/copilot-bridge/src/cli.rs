@@ -134,10 +134,13 @@ fn serve(config: Config) -> anyhow::Result<ExitCode> {
             })?;
         let server = BridgeServer::new(config, cwd, policy, audit.clone());
         let service = server
+            .clone()
             .serve(rmcp::transport::stdio())
             .await
             .context("MCP handshake on stdio failed")?;
         let outcome = service.waiting().await;
+        // Stop the Copilot CLI (if a task started it) before the audit log is drained.
+        server.shutdown().await;
         audit
             .shutdown()
             .await

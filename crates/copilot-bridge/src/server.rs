@@ -19,6 +19,9 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
 
+use crate::acp::{PermissionDecider, PermissionGate};
+use crate::runner::Runner;
+
 /// Instructions sent to MCP clients in the `initialize` response.
 const INSTRUCTIONS: &str = "Delegates coding work to GitHub Copilot (the Copilot CLI over ACP) \
 and reads, creates and lists files in the workspace. Every call is checked against the \
@@ -39,6 +42,8 @@ struct Shared {
     /// the caller of a file tool rather than stopping the server.
     workspace_path: PathBuf,
     workspace: OnceLock<Root>,
+    /// Runs delegated tasks on the shared Copilot CLI (started by the first task).
+    runner: Runner,
 }
 
 impl BridgeServer {
@@ -46,14 +51,18 @@ impl BridgeServer {
     /// Every call is audited to `audit` and judged by `policy`.
     pub fn new(config: Config, cwd: PathBuf, policy: Policy, audit: AuditLog) -> Self {
         let workspace_path = config.workspace.clone().unwrap_or(cwd);
-        let mut tool_router = Self::files_router();
+        let mut tool_router = Self::files_router() + Self::code_router();
         plain_input_schemas(&mut tool_router);
+        let policy = Arc::new(policy);
+        // The agent's own permission requests go through the same policy as the calls.
+        let gate = PermissionGate::new(Arc::clone(&policy) as Arc<dyn PermissionDecider>);
+        let runner = Runner::new(config.clone(), workspace_path.clone(), gate);
         let envelope = Envelope::new(
             EnvelopeSettings {
                 server: env!("CARGO_PKG_NAME"),
                 inherited_depth: CallDepth::inherited(config.inherited_depth.as_deref()),
                 max_depth: config.max_depth,
-                policy: Arc::new(policy),
+                policy,
                 workspace: Some(workspace_path.clone()),
                 output_limit_bytes: config.output_limit_bytes,
                 describe,
@@ -66,6 +75,7 @@ impl BridgeServer {
                 envelope,
                 workspace_path,
                 workspace: OnceLock::new(),
+                runner,
             }),
             tool_router,
         }
@@ -79,6 +89,17 @@ impl BridgeServer {
     /// The resolved configuration.
     pub fn config(&self) -> &Config {
         &self.shared.config
+    }
+
+    /// The runner of delegated tasks.
+    pub(crate) fn runner(&self) -> &Runner {
+        &self.shared.runner
+    }
+
+    /// Stops the Copilot CLI if a task started it: running tasks are cancelled and sessions
+    /// closed. Call once the MCP service has stopped.
+    pub async fn shutdown(&self) {
+        self.shared.runner.shutdown().await;
     }
 
     /// The tools this server offers, as listed to clients.
@@ -140,6 +161,13 @@ fn describe(tool: &str, arguments: &JsonObject) -> CallShape {
         "copilot_create_file" => CallShape {
             kind: ToolKind::Edit,
             paths: path("path", None),
+        },
+        // A delegated task: the agent edits and runs commands, but each of its steps is judged
+        // on its own when it asks for permission. The call itself is `Other`, so the built-in
+        // destructive-command rules and blocked patterns still see the whole task text.
+        "copilot_code_task" | "copilot_code" | "copilot_code_verbose" => CallShape {
+            kind: ToolKind::Other,
+            paths: path("workingDir", Some(".")),
         },
         _ => CallShape {
             kind: ToolKind::Other,
