@@ -432,3 +432,48 @@ async fn two_directories_run_in_parallel_and_one_directory_is_serialized() -> an
     mcp.shutdown().await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_model_that_keeps_rate_limiting_is_retried_and_then_answers() -> anyhow::Result<()> {
+    let bed = CopilotBed::start().await?;
+    // The CLI retries the model itself (six requests per turn), then answers its error as the
+    // turn's text: the bridge sees the rate limit there and runs the turn again.
+    let mut replies: Vec<Reply> = (0..6)
+        .map(|_| Reply::error(429, "rate limit exceeded"))
+        .collect();
+    replies.push(Reply::text("finally"));
+    bed.model.script("CODE-LIMIT-1", replies);
+    bed.model.script(
+        "CODE-BROKEN-1",
+        (0..6).map(|_| Reply::error(400, "invalid request: context too long")),
+    );
+    let mut mcp = spawn_bridge(&bed).await?;
+    let response = call(
+        &mut mcp,
+        "copilot_code_task",
+        json!({"prompt": "CODE-LIMIT-1"}),
+    )
+    .await?;
+    let result = structured(&response)?;
+    assert_eq!(result["text"], "finally", "{result}");
+    assert!(result.get("error").is_none(), "{result}");
+    assert_eq!(bed.model.chat_requests("CODE-LIMIT-1").len(), 7);
+
+    // An error retrying cannot fix is reported at once as a failed task.
+    let broken = call(
+        &mut mcp,
+        "copilot_code_task",
+        json!({"prompt": "CODE-BROKEN-1"}),
+    )
+    .await?;
+    let result = structured(&broken)?;
+    assert!(
+        result["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("context too long")),
+        "{result}"
+    );
+    assert!(text_of(&broken).contains("Success: no"), "{broken}");
+    mcp.shutdown().await?;
+    Ok(())
+}

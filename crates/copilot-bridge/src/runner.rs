@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::acp::{
     AcpError, Agent, ContentBlock, CopilotLaunch, MemoryLaunch, PermissionGate, PlanEntry,
-    PromptOptions, PromptOutcome, Session, ToolCall, ToolCallStatus, Update, Usage,
+    PromptOptions, PromptOutcome, Session, StopReason, ToolCall, ToolCallStatus, Update, Usage,
 };
 use crate::sessions::{SessionRecord, SessionStore};
 
@@ -86,24 +86,50 @@ pub enum RunError {
     Cancelled,
 }
 
-/// An agent error seen by the retry loop; classifies which ones are worth another attempt.
+/// A failed attempt seen by the retry loop, which classifies it: worth another try or not.
 #[derive(Debug, thiserror::Error)]
-#[error(transparent)]
-pub struct Attempt(pub AcpError);
+pub enum Attempt {
+    /// The agent (or talking to it) failed.
+    #[error(transparent)]
+    Agent(AcpError),
+    /// The turn ended normally, but its answer is the CLI's report that the model failed (the
+    /// CLI retries the model itself, then answers `end_turn` with `Error: …` as the text).
+    #[error("the model failed: {message}")]
+    Model {
+        /// The CLI's error text.
+        message: String,
+        /// The turn, kept for the result when no retry helps.
+        outcome: Box<PromptOutcome>,
+    },
+}
 
 impl Classify for Attempt {
     fn classify(&self) -> ErrorClass {
-        match &self.0 {
+        let class = match self {
             // The supervisor restarts the agent and reloads the session on the next attempt.
-            AcpError::AgentExited { .. } | AcpError::Timeout { .. } => ErrorClass::Transient,
-            AcpError::Rpc { error, .. } => match retry::classify(&error.message) {
-                // "Session not found" and the like are not missing files to skip.
-                ErrorClass::NotFound => ErrorClass::Fatal,
-                class => class,
-            },
-            _ => ErrorClass::Fatal,
+            Self::Agent(AcpError::AgentExited { .. } | AcpError::Timeout { .. }) => {
+                ErrorClass::Transient
+            }
+            Self::Agent(AcpError::Rpc { error, .. }) => retry::classify(&error.message),
+            Self::Model { message, .. } => retry::classify(message),
+            Self::Agent(_) => ErrorClass::Fatal,
+        };
+        // "Session not found" and the like are not missing files a task could skip.
+        if class == ErrorClass::NotFound {
+            ErrorClass::Fatal
+        } else {
+            class
         }
     }
+}
+
+/// The CLI's own error report when a turn's answer is one: a turn without tool calls whose
+/// whole answer starts with `Error:` (as the CLI words a model failure it gave up on).
+fn model_failure(outcome: &PromptOutcome) -> Option<String> {
+    let text = outcome.text.trim();
+    let ended_normally = outcome.stop_reason == StopReason::EndTurn && !outcome.timed_out;
+    (ended_normally && outcome.tool_calls.is_empty() && text.starts_with("Error:"))
+        .then(|| text.to_owned())
 }
 
 /// One task as the tools hand it over.
@@ -178,6 +204,8 @@ pub enum Step {
 pub struct TaskReport {
     /// What the turn produced.
     pub outcome: PromptOutcome,
+    /// The model's failure, when the turn's answer is the CLI's error report.
+    pub model_error: Option<String>,
     /// The working directory it ran in.
     pub working_dir: PathBuf,
     /// Every step, in order.
@@ -257,6 +285,59 @@ impl Runner {
         cancel: CancellationToken,
     ) -> Result<TaskReport, RunError> {
         let started = Instant::now();
+        let (record, working_dir) = self.target(&request).await?;
+
+        // Same directory: one task at a time; other directories run in parallel.
+        let lock = self.dir_lock(&working_dir);
+        let _guard = tokio::select! {
+            guard = lock.lock() => guard,
+            () = cancel.cancelled() => return Err(RunError::Cancelled),
+        };
+
+        let policy = RetryPolicy {
+            max_retries: self.config.max_retries,
+            ..RetryPolicy::default()
+        };
+        let session = retry::retry(&policy, &cancel, || {
+            self.open_session(record.as_ref(), &working_dir, &request)
+        })
+        .await
+        .map_err(|e| match e {
+            RetryError::Cancelled { .. } => RunError::Cancelled,
+            RetryError::Aborted {
+                source: Attempt::Agent(err @ (AcpError::NotFound { .. } | AcpError::Spawn { .. })),
+                ..
+            } => RunError::Launch(err),
+            other => RunError::Agent(other),
+        })?;
+        if let Some(model) = &request.model {
+            session.set_model(model).await.map_err(|e| {
+                RunError::Agent(RetryError::Aborted {
+                    attempts: 1,
+                    source: Attempt::Agent(e),
+                })
+            })?;
+        }
+
+        let (outcome, model_error, steps) = self
+            .turn(&session, &request, progress, &cancel, &policy)
+            .await?;
+        self.remember(&session, &outcome, &working_dir, &request)
+            .await;
+        Ok(TaskReport {
+            outcome,
+            model_error,
+            working_dir,
+            steps,
+            elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        })
+    }
+
+    /// The session record to continue (if any) and the directory the task runs in.
+    async fn target(
+        &self,
+        request: &TaskRequest,
+    ) -> Result<(Option<SessionRecord>, PathBuf), RunError> {
         let requested_dir = request
             .working_dir
             .as_deref()
@@ -278,44 +359,24 @@ impl Runner {
             (None, Some(dir)) => dir,
             (None, None) => self.resolve_dir(".")?,
         };
+        Ok((record, working_dir))
+    }
 
-        // Same directory: one task at a time; other directories run in parallel.
-        let lock = self.dir_lock(&working_dir);
-        let _guard = tokio::select! {
-            guard = lock.lock() => guard,
-            () = cancel.cancelled() => return Err(RunError::Cancelled),
-        };
-
-        let policy = RetryPolicy {
-            max_retries: self.config.max_retries,
-            ..RetryPolicy::default()
-        };
-        let session = retry::retry(&policy, &cancel, || {
-            self.open_session(record.as_ref(), &working_dir, &request)
-        })
-        .await
-        .map_err(|e| match e {
-            RetryError::Cancelled { .. } => RunError::Cancelled,
-            RetryError::Aborted {
-                source: Attempt(err @ (AcpError::NotFound { .. } | AcpError::Spawn { .. })),
-                ..
-            } => RunError::Launch(err),
-            other => RunError::Agent(other),
-        })?;
-        if let Some(model) = &request.model {
-            session.set_model(model).await.map_err(|e| {
-                RunError::Agent(RetryError::Aborted {
-                    attempts: 1,
-                    source: Attempt(e),
-                })
-            })?;
-        }
-
+    /// Prompts `session` until a turn ends (retrying agent and model failures as `policy`
+    /// allows); returns the turn, the model failure retries did not cure, and the step log.
+    async fn turn(
+        &self,
+        session: &Session,
+        request: &TaskRequest,
+        progress: Option<ProgressSink>,
+        cancel: &CancellationToken,
+        policy: &RetryPolicy,
+    ) -> Result<(PromptOutcome, Option<String>, Vec<Step>), RunError> {
         let prompt = self.prompt_text(&request.prompt);
         let (tx, rx) = mpsc::unbounded_channel();
         let relay = tokio::spawn(relay(rx, progress));
         let deadline = Instant::now() + request.timeout;
-        let outcome = retry::retry(&policy, &cancel, || {
+        let outcome = retry::retry(policy, cancel, || {
             let options = PromptOptions {
                 timeout: Some(deadline.saturating_duration_since(Instant::now())),
                 cancel: Some(cancel.child_token()),
@@ -323,24 +384,48 @@ impl Runner {
             };
             let session = session.clone();
             let blocks = vec![ContentBlock::text(prompt.clone())];
-            async move { session.prompt(blocks, options).await.map_err(Attempt) }
+            async move {
+                let outcome = session
+                    .prompt(blocks, options)
+                    .await
+                    .map_err(Attempt::Agent)?;
+                match model_failure(&outcome) {
+                    Some(message) => Err(Attempt::Model {
+                        message,
+                        outcome: Box::new(outcome),
+                    }),
+                    None => Ok(outcome),
+                }
+            }
         })
         .await;
         drop(tx);
         let steps = relay.await.unwrap_or_default();
-        let outcome = match outcome {
-            Ok(outcome) => outcome,
+        // A model failure that retrying did not cure is reported as the turn's result.
+        let (outcome, model_error) = match outcome {
+            Ok(outcome) => (outcome, None),
+            Err(
+                RetryError::Skipped {
+                    source: Attempt::Model { message, outcome },
+                    ..
+                }
+                | RetryError::Aborted {
+                    source: Attempt::Model { message, outcome },
+                    ..
+                }
+                | RetryError::Exhausted {
+                    source: Attempt::Model { message, outcome },
+                    ..
+                }
+                | RetryError::Cancelled {
+                    last: Some(Attempt::Model { message, outcome }),
+                    ..
+                },
+            ) => (*outcome, Some(message)),
             Err(RetryError::Cancelled { .. }) => return Err(RunError::Cancelled),
-            Err(err) => return Err(RunError::Agent(err)),
+            Err(other) => return Err(RunError::Agent(other)),
         };
-        self.remember(&session, &outcome, &working_dir, &request)
-            .await;
-        Ok(TaskReport {
-            outcome,
-            working_dir,
-            steps,
-            elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        })
+        Ok((outcome, model_error, steps))
     }
 
     /// The prompt as sent: secrets redacted, the project context first when configured.
@@ -423,7 +508,7 @@ impl Runner {
         working_dir: &Path,
         request: &TaskRequest,
     ) -> Result<Session, Attempt> {
-        let agent = self.agent().await.map_err(Attempt)?;
+        let agent = self.agent().await.map_err(Attempt::Agent)?;
         if let Some(record) = record {
             let open = self
                 .sessions
@@ -438,7 +523,7 @@ impl Runner {
             let session = agent
                 .load_session(&record.session_id, record.working_dir.clone())
                 .await
-                .map_err(Attempt)?;
+                .map_err(Attempt::Agent)?;
             self.sessions
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -448,7 +533,7 @@ impl Runner {
         let session = agent
             .new_session(working_dir.to_path_buf())
             .await
-            .map_err(Attempt)?;
+            .map_err(Attempt::Agent)?;
         let id = session.id();
         self.sessions
             .lock()
@@ -812,25 +897,61 @@ mod tests {
 
     #[test]
     fn agent_exits_and_rate_limits_are_retried_but_unknown_sessions_are_not() {
-        let exited = Attempt(AcpError::AgentExited {
+        let exited = Attempt::Agent(AcpError::AgentExited {
             method: "session/prompt".into(),
             detail: "signal 9".into(),
         });
         assert_eq!(exited.classify(), ErrorClass::Transient);
-        let limited = Attempt(AcpError::Rpc {
+        let limited = Attempt::Agent(AcpError::Rpc {
             method: "session/prompt".into(),
             error: RpcError::new(-32603, "429 Too Many Requests"),
         });
         assert!(matches!(limited.classify(), ErrorClass::RateLimited { .. }));
-        let unknown = Attempt(AcpError::Rpc {
+        let unknown = Attempt::Agent(AcpError::Rpc {
             method: "session/prompt".into(),
             error: RpcError::new(-32602, "Session abc not found"),
         });
         assert_eq!(unknown.classify(), ErrorClass::Fatal);
-        let auth = Attempt(AcpError::AuthRequired {
+        let auth = Attempt::Agent(AcpError::AuthRequired {
             message: "Authentication required".into(),
         });
         assert_eq!(auth.classify(), ErrorClass::Fatal);
+    }
+
+    fn outcome(text: &str, tool_calls: Vec<ToolCall>) -> PromptOutcome {
+        PromptOutcome {
+            session_id: "s".into(),
+            stop_reason: StopReason::EndTurn,
+            timed_out: false,
+            text: text.into(),
+            tool_calls,
+            permissions: vec![],
+            usage: None,
+            unknown_updates: 0,
+            elapsed_ms: 0,
+            notice: None,
+        }
+    }
+
+    #[test]
+    fn only_a_bare_error_answer_counts_as_a_model_failure() {
+        let failed = "Error: Failed to get response from the AI model; retried 5 times \
+                      Last error: 429 rate limit exceeded";
+        assert_eq!(
+            model_failure(&outcome(failed, vec![])).as_deref(),
+            Some(failed)
+        );
+        let attempt = Attempt::Model {
+            message: failed.into(),
+            outcome: Box::new(outcome(failed, vec![])),
+        };
+        assert!(matches!(attempt.classify(), ErrorClass::RateLimited { .. }));
+        assert_eq!(
+            model_failure(&outcome("Fixed the Error: type.", vec![])),
+            None
+        );
+        let worked = outcome(failed, vec![call("c1", None, None)]);
+        assert_eq!(model_failure(&worked), None);
     }
 
     fn runner(root: &Path, context: Option<&str>) -> anyhow::Result<Runner> {

@@ -155,6 +155,9 @@ pub struct TaskResult {
     pub elapsed_ms: u64,
     /// Whether the task ran out of time.
     pub timed_out: bool,
+    /// The model's failure, when Copilot could not get an answer from it (after retries).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// The working directory.
     pub working_dir: String,
     /// What happened to the session before this task (restart, replacement), if anything.
@@ -185,6 +188,7 @@ impl TaskResult {
             usage: report.usage().cloned(),
             elapsed_ms: report.elapsed_ms,
             timed_out: outcome.timed_out,
+            error: report.model_error.clone(),
             working_dir: report.working_dir.display().to_string(),
             notice: outcome.notice.as_ref().map(ToString::to_string),
             steps: verbose.then(|| report.steps.clone()),
@@ -193,7 +197,7 @@ impl TaskResult {
 
     /// Whether the task ended normally.
     pub fn success(&self) -> bool {
-        !self.timed_out && self.stop_reason == StopReason::EndTurn.as_str()
+        !self.timed_out && self.error.is_none() && self.stop_reason == StopReason::EndTurn.as_str()
     }
 }
 
@@ -256,6 +260,12 @@ pub fn render_markdown(result: &TaskResult, limit: usize) -> String {
         for denial in &result.denials {
             let _ = write!(tail, "\n- {}: {}", denial.title, denial.reason);
         }
+    }
+    if let Some(error) = &result.error {
+        let _ = write!(
+            tail,
+            "\n\n**Failed**: {error} (retried up to COPILOT_MAX_RETRIES times)"
+        );
     }
     if result.timed_out {
         tail.push_str(
@@ -453,6 +463,7 @@ mod tests {
             usage: None,
             elapsed_ms: 1234,
             timed_out,
+            error: None,
             working_dir: "/w".into(),
             notice: None,
             steps: Some(vec![Step::Permission {
