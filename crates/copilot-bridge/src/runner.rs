@@ -374,7 +374,14 @@ impl Runner {
     ) -> Result<(PromptOutcome, Option<String>, Vec<Step>), RunError> {
         let prompt = self.prompt_text(&request.prompt);
         let (tx, rx) = mpsc::unbounded_channel();
-        let relay = tokio::spawn(relay(rx, progress));
+        let (messages, forwarder) = match progress {
+            Some(sink) => {
+                let (out, messages) = mpsc::unbounded_channel();
+                (Some(out), Some(tokio::spawn(forward(messages, sink))))
+            }
+            None => (None, None),
+        };
+        let relay = tokio::spawn(relay(rx, messages));
         let deadline = Instant::now() + request.timeout;
         let outcome = retry::retry(policy, cancel, || {
             let options = PromptOptions {
@@ -401,6 +408,10 @@ impl Runner {
         .await;
         drop(tx);
         let steps = relay.await.unwrap_or_default();
+        // Every progress notification goes out before the result does.
+        if let Some(forwarder) = forwarder {
+            let _ = forwarder.await;
+        }
         // A model failure that retrying did not cure is reported as the turn's result.
         let (outcome, model_error) = match outcome {
             Ok(outcome) => (outcome, None),
@@ -609,27 +620,28 @@ impl Runner {
     }
 }
 
-/// Relays updates as progress notifications (when the client asked for them) with heartbeats,
-/// and collects the step log. Ends when every sender is gone.
+/// Turns updates into short progress messages on `messages` (when the client asked for
+/// progress), with a heartbeat whenever nothing was said for [`HEARTBEAT`], and collects the
+/// step log. Ends when every update sender is gone.
 async fn relay(
     mut rx: mpsc::UnboundedReceiver<Update>,
-    progress: Option<ProgressSink>,
+    messages: Option<mpsc::UnboundedSender<String>>,
 ) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut titles: HashMap<String, String> = HashMap::new();
-    let mut notifier = progress.map(Notifier::new);
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
+    let mut last_said = started;
     let mut text = String::new();
-    let mut last_text: Option<Instant> = None;
+    let mut last_text: Option<tokio::time::Instant> = None;
     loop {
-        let update = match tokio::time::timeout(HEARTBEAT, rx.recv()).await {
+        let update = match tokio::time::timeout_at(last_said + HEARTBEAT, rx.recv()).await {
             Ok(Some(update)) => update,
             Ok(None) => break,
             Err(_) => {
-                if let Some(n) = &mut notifier {
-                    n.send(format!("still working ({}s)", started.elapsed().as_secs()))
-                        .await;
+                if let Some(out) = &messages {
+                    let _ = out.send(format!("still working ({}s)", started.elapsed().as_secs()));
                 }
+                last_said = tokio::time::Instant::now();
                 continue;
             }
         };
@@ -641,7 +653,7 @@ async fn relay(
                 if last_text.is_some_and(|t| t.elapsed() < TEXT_PROGRESS_GAP) {
                     None
                 } else {
-                    last_text = Some(Instant::now());
+                    last_text = Some(tokio::time::Instant::now());
                     Some(format!("text so far: {}", tail(&text, PROGRESS_TEXT_CHARS)))
                 }
             }
@@ -651,40 +663,26 @@ async fn relay(
                 message
             }),
         };
-        if let (Some(n), Some(message)) = (&mut notifier, message) {
-            n.send(message).await;
+        if let (Some(out), Some(message)) = (&messages, message) {
+            let _ = out.send(message);
+            last_said = tokio::time::Instant::now();
         }
     }
     steps
 }
 
-/// Sends numbered progress notifications; the first failure turns it off (the client left).
-struct Notifier {
-    sink: ProgressSink,
-    count: u32,
-    broken: bool,
-}
-
-impl Notifier {
-    fn new(sink: ProgressSink) -> Self {
-        Self {
-            sink,
-            count: 0,
-            broken: false,
-        }
-    }
-
-    async fn send(&mut self, message: String) {
-        if self.broken {
-            return;
-        }
-        self.count += 1;
+/// Sends progress messages as numbered `notifications/progress`, redacted, until the relay
+/// ends; the first failure stops it (the client is gone).
+async fn forward(mut messages: mpsc::UnboundedReceiver<String>, sink: ProgressSink) {
+    let mut count = 0_u32;
+    while let Some(message) = messages.recv().await {
+        count += 1;
         let message = Redactor::shared().redact(&message).into_owned();
-        let param = ProgressNotificationParam::new(self.sink.token.clone(), f64::from(self.count))
+        let param = ProgressNotificationParam::new(sink.token.clone(), f64::from(count))
             .with_message(message);
-        if let Err(err) = self.sink.peer.notify_progress(param).await {
+        if let Err(err) = sink.peer.notify_progress(param).await {
             tracing::debug!(%err, "progress notification failed; not sending more");
-            self.broken = true;
+            return;
         }
     }
 }
@@ -893,6 +891,36 @@ mod tests {
             &steps[3],
             Step::ToolFinished { outcome: Some(o), .. } if o == "Created file /w/a.txt"
         ));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn heartbeats_fill_every_silence_and_other_progress_resets_them() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (out, mut messages) = mpsc::unbounded_channel();
+        let relay = tokio::spawn(relay(rx, Some(out)));
+        tokio::time::sleep(HEARTBEAT * 2 + Duration::from_secs(1)).await;
+        tx.send(Update::ToolCall(call("c1", Some("Run tests"), None)))
+            .ok();
+        // Updates that say nothing (usage) must not hold the heartbeat back.
+        for _ in 0..12 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            tx.send(Update::Usage { used: 1, size: 2 }).ok();
+        }
+        drop(tx);
+        relay.await.ok();
+        let mut said = Vec::new();
+        while let Ok(message) = messages.try_recv() {
+            said.push(message);
+        }
+        assert_eq!(
+            said,
+            vec![
+                "still working (10s)",
+                "still working (20s)",
+                "tool started: Run tests (edit)",
+                "still working (31s)",
+            ]
+        );
     }
 
     #[test]
