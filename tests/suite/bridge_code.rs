@@ -13,23 +13,31 @@ use tokio::time::timeout;
 /// fails instead of hanging.
 const TASK: Duration = Duration::from_secs(90);
 
-/// The bridge with BYOK pointed at the bed's scripted model and the bed's scratch home.
+/// The bridge's environment: BYOK pointed at the bed's scripted model, the bed's scratch home.
+fn bridge_env(bed: &CopilotBed) -> Vec<(String, String)> {
+    [
+        ("COPILOT_CLI_PATH", bed.program().display().to_string()),
+        ("COPILOT_BYOK_PROVIDER", "openai".to_owned()),
+        ("COPILOT_BYOK_BASE_URL", bed.model.base_url()),
+        ("COPILOT_BYOK_API_KEY", BYOK_API_KEY.to_owned()),
+        ("COPILOT_BYOK_MODEL", MODEL_ID.to_owned()),
+        ("COPILOT_OFFLINE", "true".to_owned()),
+        ("COPILOT_HOME", bed.copilot_home().display().to_string()),
+        (
+            "COPILOT_AUDIT_LOG_DIR",
+            bed.home().join("audit").display().to_string(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+/// The bridge binary, initialized, with [`bridge_env`].
 async fn spawn_bridge(bed: &CopilotBed) -> anyhow::Result<McpProcess> {
-    let cli = bed.program().display().to_string();
-    let base_url = bed.model.base_url();
-    let copilot_home = bed.copilot_home().display().to_string();
-    let audit = bed.home().join("audit").display().to_string();
+    let env = bridge_env(bed);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let workspace = bed.workspace().display().to_string();
-    let env = [
-        ("COPILOT_CLI_PATH", cli.as_str()),
-        ("COPILOT_BYOK_PROVIDER", "openai"),
-        ("COPILOT_BYOK_BASE_URL", base_url.as_str()),
-        ("COPILOT_BYOK_API_KEY", BYOK_API_KEY),
-        ("COPILOT_BYOK_MODEL", MODEL_ID),
-        ("COPILOT_OFFLINE", "true"),
-        ("COPILOT_HOME", copilot_home.as_str()),
-        ("COPILOT_AUDIT_LOG_DIR", audit.as_str()),
-    ];
     let mut mcp = McpProcess::spawn(
         &binary_path("copilot-bridge"),
         &["--workspace", &workspace],
@@ -475,5 +483,54 @@ async fn a_model_that_keeps_rate_limiting_is_retried_and_then_answers() -> anyho
     );
     assert!(text_of(&broken).contains("Success: no"), "{broken}");
     mcp.shutdown().await?;
+    Ok(())
+}
+
+/// The same tools through the official MCP Python SDK (`tests/python/bridge_code_e2e.py`):
+/// schemas, a task with progress, the verbose log, an SDK-side cancel and the errors.
+#[tokio::test]
+async fn python_sdk_client_delegates_tasks() -> anyhow::Result<()> {
+    let bed = CopilotBed::start().await?;
+    let target = bed.workspace().join("py.txt");
+    bed.model.script(
+        "PY-WRITE-1",
+        [
+            Reply::tool_call(
+                "create",
+                json!({"path": target, "file_text": "written by python\n"}),
+            ),
+            Reply::text("Wrote py.txt."),
+        ],
+    );
+    bed.model
+        .script("PY-AGAIN-1", [Reply::text("Same session, verbose.")]);
+    bed.model.script("PY-HANG-1", [Reply::hang("hanging ")]);
+    bed.model
+        .script("PY-AFTER-1", [Reply::text("after the cancel")]);
+    let mut env: serde_json::Map<String, Value> = bridge_env(&bed)
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    env.insert("HOME".into(), json!(bed.home().display().to_string()));
+    env.insert(
+        "PATH".into(),
+        json!(std::env::var("PATH").unwrap_or_default()),
+    );
+    env.insert("RUST_LOG".into(), json!("warn"));
+    let mut command = std::process::Command::new(bridge_test_support::python());
+    command
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/python/bridge_code_e2e.py"
+        ))
+        .arg(binary_path("copilot-bridge"))
+        .arg(bed.workspace())
+        .arg(Value::Object(env).to_string());
+    // Blocking wait off the runtime's thread, so the scripted model keeps answering.
+    let output = tokio::task::spawn_blocking(move || command.output()).await??;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "the Python SDK checks failed");
+    assert!(stdout.contains("5 passed, 0 failed"), "no summary line");
     Ok(())
 }
