@@ -207,6 +207,16 @@ async fn a_task_creates_a_file_and_its_session_continues_after_a_bridge_restart(
     )
     .await?;
     assert!(text_of(&bad_dir).contains("does not exist"), "{bad_dir}");
+    let escape = call(
+        &mut mcp,
+        "copilot_code_task",
+        json!({"prompt": "x", "workingDir": "/"}),
+    )
+    .await?;
+    assert!(
+        text_of(&escape).contains("outside the workspace"),
+        "{escape}"
+    );
     assert_eq!(mcp.shutdown().await?, Some(0));
     Ok(())
 }

@@ -40,10 +40,11 @@ const OUTCOME_CHARS: usize = 200;
 /// Why a task could not run (a turn that ran, even cancelled or timed out, is not an error).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// `workingDir` does not exist or is not a directory.
+    /// `workingDir` does not exist, is not a directory, or is outside the workspace.
     #[error(
-        "workingDir {} {problem}; pass an existing directory (relative paths are taken from the \
-         workspace root {})", path.display(), root.display()
+        "workingDir {} {problem}; pass an existing directory inside the workspace root {} \
+         (relative paths start there; set COPILOT_BRIDGE_WORKSPACE or --workspace to delegate \
+         elsewhere)", path.display(), root.display()
     )]
     WorkingDir {
         /// The directory as resolved.
@@ -310,7 +311,12 @@ impl Runner {
             } => RunError::Launch(err),
             other => RunError::Agent(other),
         })?;
-        if let Some(model) = &request.model {
+        // The configured model is the session's model already.
+        if let Some(model) = request
+            .model
+            .as_ref()
+            .filter(|m| Some(*m) != self.config.model.as_ref())
+        {
             session.set_model(model).await.map_err(|e| {
                 RunError::Agent(RetryError::Aborted {
                     attempts: 1,
@@ -355,7 +361,8 @@ impl Runner {
                     requested,
                 });
             }
-            (Some(record), _) => record.working_dir.clone(),
+            // A session recorded under another workspace root stays there.
+            (Some(record), _) => self.resolve_dir(&record.working_dir.to_string_lossy())?,
             (None, Some(dir)) => dir,
             (None, None) => self.resolve_dir(".")?,
         };
@@ -452,7 +459,9 @@ impl Runner {
         }
     }
 
-    /// An existing directory, absolute and canonical (relative paths start at the root).
+    /// An existing directory inside the workspace root, absolute and canonical (relative
+    /// paths start at the root). The agent's permission requests are judged against this
+    /// directory, so letting it escape the root would widen what the agent may edit.
     fn resolve_dir(&self, dir: &str) -> Result<PathBuf, RunError> {
         let path = self.root.join(dir);
         let problem = |problem| RunError::WorkingDir {
@@ -460,12 +469,18 @@ impl Runner {
             root: self.root.clone(),
             problem,
         };
-        match std::fs::metadata(&path) {
+        let resolved = match std::fs::metadata(&path) {
             Ok(meta) if meta.is_dir() => {
-                std::fs::canonicalize(&path).map_err(|_| problem("cannot be resolved"))
+                std::fs::canonicalize(&path).map_err(|_| problem("cannot be resolved"))?
             }
-            Ok(_) => Err(problem("is not a directory")),
-            Err(_) => Err(problem("does not exist")),
+            Ok(_) => return Err(problem("is not a directory")),
+            Err(_) => return Err(problem("does not exist")),
+        };
+        let root = std::fs::canonicalize(&self.root).map_err(|_| problem("has no usable root"))?;
+        if resolved.starts_with(&root) {
+            Ok(resolved)
+        } else {
+            Err(problem("is outside the workspace"))
         }
     }
 
@@ -999,7 +1014,7 @@ mod tests {
     }
 
     #[test]
-    fn working_dirs_must_exist_and_be_directories() -> anyhow::Result<()> {
+    fn working_dirs_must_be_existing_directories_inside_the_workspace() -> anyhow::Result<()> {
         let dir = tempfile::TempDir::new()?;
         std::fs::create_dir(dir.path().join("sub"))?;
         std::fs::write(dir.path().join("file.txt"), "x")?;
@@ -1018,6 +1033,19 @@ mod tests {
             matches!(&file, Err(e) if e.to_string().contains("is not a directory")),
             "{file:?}"
         );
+        let outside = tempfile::TempDir::new()?;
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("link-out"))?;
+        for escape in [
+            outside.path().display().to_string(),
+            "..".to_owned(),
+            "link-out".to_owned(),
+        ] {
+            let refused = runner.resolve_dir(&escape).map(drop);
+            assert!(
+                matches!(&refused, Err(e) if e.to_string().contains("outside the workspace")),
+                "{escape}: {refused:?}"
+            );
+        }
         Ok(())
     }
 
