@@ -106,6 +106,36 @@ fn send_call(id: i64, tool: &str, arguments: &Value, meta: Option<Value>) -> Val
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
 }
 
+/// Unknown sessions and bad or escaping directories are tool errors that say what to do.
+async fn assert_clear_errors(mcp: &mut McpProcess) -> anyhow::Result<()> {
+    let unknown = call(
+        mcp,
+        "copilot_code_task",
+        json!({"prompt": "x", "sessionId": "no-such-session"}),
+    )
+    .await?;
+    assert_eq!(unknown["result"]["isError"], true, "{unknown}");
+    assert!(text_of(&unknown).contains("unknown sessionId"), "{unknown}");
+    let bad_dir = call(
+        mcp,
+        "copilot_code_task",
+        json!({"prompt": "x", "workingDir": "missing-dir"}),
+    )
+    .await?;
+    assert!(text_of(&bad_dir).contains("does not exist"), "{bad_dir}");
+    let escape = call(
+        mcp,
+        "copilot_code_task",
+        json!({"prompt": "x", "workingDir": "/"}),
+    )
+    .await?;
+    assert!(
+        text_of(&escape).contains("outside the workspace"),
+        "{escape}"
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_task_creates_a_file_and_its_session_continues_after_a_bridge_restart()
 -> anyhow::Result<()> {
@@ -192,31 +222,7 @@ async fn a_task_creates_a_file_and_its_session_continues_after_a_bridge_restart(
         "the reloaded session lost its history: {history}"
     );
 
-    let unknown = call(
-        &mut mcp,
-        "copilot_code_task",
-        json!({"prompt": "x", "sessionId": "no-such-session"}),
-    )
-    .await?;
-    assert_eq!(unknown["result"]["isError"], true, "{unknown}");
-    assert!(text_of(&unknown).contains("unknown sessionId"), "{unknown}");
-    let bad_dir = call(
-        &mut mcp,
-        "copilot_code_task",
-        json!({"prompt": "x", "workingDir": "missing-dir"}),
-    )
-    .await?;
-    assert!(text_of(&bad_dir).contains("does not exist"), "{bad_dir}");
-    let escape = call(
-        &mut mcp,
-        "copilot_code_task",
-        json!({"prompt": "x", "workingDir": "/"}),
-    )
-    .await?;
-    assert!(
-        text_of(&escape).contains("outside the workspace"),
-        "{escape}"
-    );
+    assert_clear_errors(&mut mcp).await?;
     assert_eq!(mcp.shutdown().await?, Some(0));
     Ok(())
 }
