@@ -129,10 +129,13 @@ fn serve(config: Config) -> anyhow::Result<ExitCode> {
         let audit = envelope.audit().clone();
         let server = BridgeServer::new(config, workspace, envelope);
         let service = server
+            .clone()
             .serve(rmcp::transport::stdio())
             .await
             .context("MCP handshake on stdio failed")?;
         let outcome = service.waiting().await;
+        // Stop the Copilot CLI (if a task started it) before the audit log is drained.
+        server.shutdown().await;
         audit
             .shutdown()
             .await

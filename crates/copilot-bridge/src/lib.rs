@@ -6,6 +6,8 @@
 pub mod acp;
 /// Command-line parsing and subcommand dispatch.
 mod cli;
+/// One delegated task → one finished Copilot turn.
+pub mod runner;
 /// The MCP server: identity, capabilities and tool routing.
 mod server;
 /// The session store behind `sessionId` continuation.

@@ -18,6 +18,9 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
 
+use crate::acp::{PermissionDecider, PermissionGate};
+use crate::runner::Runner;
+
 /// Instructions sent to MCP clients in the `initialize` response.
 const INSTRUCTIONS: &str = "Delegates coding work to GitHub Copilot (the Copilot CLI over ACP) \
 and reads, creates and lists files in the workspace. Every call is checked against the \
@@ -38,20 +41,26 @@ struct Shared {
     /// the caller of a file tool rather than stopping the server.
     workspace_path: PathBuf,
     workspace: OnceLock<Root>,
+    /// Runs delegated tasks on the shared Copilot CLI (started by the first task).
+    runner: Runner,
 }
 
 impl BridgeServer {
     /// Creates the server over the workspace root `workspace_path`; every call passes through
     /// `envelope` (see [`Envelope::from_config`] and [`describe`]).
     pub fn new(config: Config, workspace_path: PathBuf, envelope: Envelope) -> Self {
-        let mut tool_router = Self::files_router();
+        let mut tool_router = Self::files_router() + Self::code_router();
         plain_input_schemas(&mut tool_router);
+        // The agent's own permission requests go through the same policy as the calls.
+        let gate = PermissionGate::new(envelope.policy() as Arc<dyn PermissionDecider>);
+        let runner = Runner::new(config.clone(), workspace_path.clone(), gate);
         Self {
             shared: Arc::new(Shared {
                 config,
                 envelope,
                 workspace_path,
                 workspace: OnceLock::new(),
+                runner,
             }),
             tool_router,
         }
@@ -65,6 +74,17 @@ impl BridgeServer {
     /// The resolved configuration.
     pub fn config(&self) -> &Config {
         &self.shared.config
+    }
+
+    /// The runner of delegated tasks.
+    pub(crate) fn runner(&self) -> &Runner {
+        &self.shared.runner
+    }
+
+    /// Stops the Copilot CLI if a task started it: running tasks are cancelled and sessions
+    /// closed. Call once the MCP service has stopped.
+    pub async fn shutdown(&self) {
+        self.shared.runner.shutdown().await;
     }
 
     /// The tools this server offers, as listed to clients.
@@ -126,6 +146,13 @@ pub fn describe(tool: &str, arguments: &JsonObject) -> CallShape {
         "copilot_create_file" => CallShape {
             kind: ToolKind::Edit,
             paths: path("path", None),
+        },
+        // A delegated task: the agent edits and runs commands, but each of its steps is judged
+        // on its own when it asks for permission. The call itself is `Other`, so the built-in
+        // destructive-command rules and blocked patterns still see the whole task text.
+        "copilot_code_task" | "copilot_code" | "copilot_code_verbose" => CallShape {
+            kind: ToolKind::Other,
+            paths: path("workingDir", Some(".")),
         },
         _ => CallShape {
             kind: ToolKind::Other,

@@ -118,6 +118,12 @@ impl Envelope {
         Ok(Self::new(settings, audit))
     }
 
+    /// The permission policy, shared with whatever else must judge by the same rules (the
+    /// bridge's ACP permission gate).
+    pub fn policy(&self) -> Arc<Policy> {
+        Arc::clone(&self.settings.policy)
+    }
+
     /// The audit log, so the server can drain it at shutdown.
     pub fn audit(&self) -> &AuditLog {
         &self.audit
