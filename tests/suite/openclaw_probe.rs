@@ -50,19 +50,22 @@ fn openclaw_lists_every_tool_of_both_servers_without_diagnostics() -> anyhow::Re
     let cases = [
         (
             "copilot-bridge",
-            [
+            &[
+                "copilot_code",
+                "copilot_code_task",
+                "copilot_code_verbose",
                 "copilot_create_file",
                 "copilot_list_files",
                 "copilot_read_file",
-            ],
+            ][..],
         ),
         (
             "openclaw-memory",
-            [
+            &[
                 "openclaw_memory_read",
                 "openclaw_memory_search",
                 "openclaw_user_prefs",
-            ],
+            ][..],
         ),
     ];
     for (server, tools) in cases {
