@@ -34,7 +34,7 @@ mod wire;
 
 pub use self::config::{
     AgentConfig, CopilotLaunch, MEMORY_SERVER_NAME, McpServerConfig, MemoryLaunch, RestartBudget,
-    Timeouts,
+    Timeouts, resolve_program,
 };
 pub use self::content::ContentBlock;
 pub use self::error::{AcpError, RpcError};

@@ -75,6 +75,12 @@ impl GlobalArgs {
 pub enum Command {
     /// Serve MCP on stdin/stdout (the default).
     Serve,
+    /// Check that everything is wired up: configuration, policy, audit directory, the Copilot
+    /// CLI and its login, the memory server, OpenClaw's workspace and gateway.
+    Validate(crate::validate::ValidateArgs),
+    /// Run one task from the terminal: progress on stderr, the result on stdout; Ctrl-C
+    /// cancels it.
+    Exec(crate::exec::ExecArgs),
     /// Copy stdin to stdout with secrets redacted, line for line (for scrubbing logs).
     Redact {
         /// Treat each line as a JSON value and redact its strings, so every line stays valid
@@ -104,11 +110,30 @@ pub fn main_entry() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let command = cli.command.unwrap_or(Command::Serve);
+    // At a terminal, only warnings unless a level was chosen: the output is for a person.
+    let interactive = matches!(command, Command::Validate(_) | Command::Exec(_));
+    let level = |config: &Config| {
+        let chosen =
+            cli.global.log_level.is_some() || config.env.get("COPILOT_LOG_LEVEL").is_some();
+        if interactive && !chosen {
+            "warn"
+        } else {
+            config.log_level.tracing_directive()
+        }
+    };
+    if let Command::Validate(args) = &command {
+        // A configuration error is one of the things validate reports, not a reason to stop.
+        bridge_core::logging::init_stderr(cli.global.resolve().as_ref().map_or("warn", level));
+        return crate::validate::run(&cli.global, args);
+    }
     let config = cli.global.resolve().context("invalid configuration")?;
-    bridge_core::logging::init_stderr(config.log_level.tracing_directive());
-    match cli.command.unwrap_or(Command::Serve) {
+    bridge_core::logging::init_stderr(level(&config));
+    match command {
         Command::Serve => serve(config),
+        Command::Exec(args) => crate::exec::run(config, &args),
         Command::Redact { json } => redact(json),
+        Command::Validate(_) => unreachable!("handled above"),
     }
 }
 

@@ -6,6 +6,10 @@
 pub mod acp;
 /// Command-line parsing and subcommand dispatch.
 mod cli;
+/// `copilot-bridge exec`: one task from a terminal.
+mod exec;
+/// An MCP client wired to the server in the same process (for the terminal subcommands).
+mod in_process;
 /// One delegated task → one finished Copilot turn.
 pub mod runner;
 /// The MCP server: identity, capabilities and tool routing.
@@ -14,6 +18,8 @@ mod server;
 pub mod sessions;
 /// The MCP tools, one file per group.
 mod tools;
+/// `copilot-bridge validate`: is everything wired up?
+mod validate;
 
 pub use crate::cli::{Cli, main_entry};
 pub use crate::server::BridgeServer;

@@ -149,13 +149,18 @@ pub struct TaskRequest {
     pub model: Option<String>,
 }
 
-/// Where progress notifications go: the client's peer and the token it sent.
+/// Where progress messages go.
 #[derive(Debug, Clone)]
-pub struct ProgressSink {
-    /// The client.
-    pub peer: Peer<RoleServer>,
-    /// Its progress token for this request.
-    pub token: ProgressToken,
+pub enum ProgressSink {
+    /// An MCP client, as `notifications/progress` with the token it sent.
+    Mcp {
+        /// The client.
+        peer: Peer<RoleServer>,
+        /// Its progress token for this request.
+        token: ProgressToken,
+    },
+    /// A channel of plain messages (the terminal subcommands draw them).
+    Channel(mpsc::UnboundedSender<String>),
 }
 
 /// One entry of the step-by-step log (`copilot_code_verbose`).
@@ -255,6 +260,17 @@ impl Runner {
             let report = agent.shutdown().await;
             tracing::info!(?report, "Copilot CLI stopped");
         }
+    }
+
+    /// Cancels every turn running now (each still returns its partial result, with stop reason
+    /// `cancelled`); returns how many there were. For a person at a terminal pressing Ctrl-C:
+    /// MCP cancellation drops the answer, this keeps it.
+    pub fn interrupt(&self) -> usize {
+        let sessions = self
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        sessions.values().filter(|session| session.cancel()).count()
     }
 
     /// The agent, configured on first use (its process starts with the first session).
@@ -686,17 +702,27 @@ async fn relay(
     steps
 }
 
-/// Sends progress messages as numbered `notifications/progress`, redacted, until the relay
-/// ends; the first failure stops it (the client is gone).
+/// Sends progress messages, redacted, until the relay ends: to an MCP client as numbered
+/// `notifications/progress`, or down a channel. The first failure stops it (the listener is
+/// gone).
 async fn forward(mut messages: mpsc::UnboundedReceiver<String>, sink: ProgressSink) {
     let mut count = 0_u32;
     while let Some(message) = messages.recv().await {
         count += 1;
         let message = Redactor::shared().redact(&message).into_owned();
-        let param = ProgressNotificationParam::new(sink.token.clone(), f64::from(count))
-            .with_message(message);
-        if let Err(err) = sink.peer.notify_progress(param).await {
-            tracing::debug!(%err, "progress notification failed; not sending more");
+        let delivered = match &sink {
+            ProgressSink::Mcp { peer, token } => {
+                let param = ProgressNotificationParam::new(token.clone(), f64::from(count))
+                    .with_message(message);
+                peer.notify_progress(param)
+                    .await
+                    .map_err(|err| tracing::debug!(%err, "progress notification failed"))
+                    .is_ok()
+            }
+            ProgressSink::Channel(out) => out.send(message).is_ok(),
+        };
+        if !delivered {
+            tracing::debug!("progress listener gone; not sending more");
             return;
         }
     }

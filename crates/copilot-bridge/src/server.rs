@@ -87,6 +87,12 @@ impl BridgeServer {
         self.shared.runner.shutdown().await;
     }
 
+    /// Cancels every running Copilot turn, keeping their results (see [`Runner::interrupt`]);
+    /// returns how many there were.
+    pub fn interrupt(&self) -> usize {
+        self.shared.runner.interrupt()
+    }
+
     /// The tools this server offers, as listed to clients.
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
         self.tool_router.list_all()

@@ -387,7 +387,8 @@ fn write_mcp_config(dir: &Path, server: &McpServerConfig) -> Result<PathBuf, Acp
 
 /// Finds the CLI: an explicit path as given (a bare name is looked up on `path`), else
 /// `copilot` on `path`.
-fn resolve_program(
+/// Finds the CLI: `explicit` when it is a path, else that name (default `copilot`) on `path`.
+pub fn resolve_program(
     explicit: Option<&Path>,
     path: Option<&std::ffi::OsStr>,
 ) -> Result<PathBuf, AcpError> {

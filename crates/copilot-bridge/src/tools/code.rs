@@ -418,10 +418,13 @@ impl BridgeServer {
             session_id: args.session_id.filter(|id| !id.trim().is_empty()),
             model: args.model.filter(|m| !m.trim().is_empty()),
         };
-        let progress = context.meta.get_progress_token().map(|token| ProgressSink {
-            peer: context.peer.clone(),
-            token,
-        });
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| ProgressSink::Mcp {
+                peer: context.peer.clone(),
+                token,
+            });
         let report = self
             .runner()
             .run(request, progress, context.ct.clone())
