@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reruns every benchmark and prints the tables that BENCHMARKS.md records.
-# Usage: bench/run.sh [cold-start|memory|core|all]   (default: all)
+# Usage: bench/run.sh [cold-start|bridge|memory|core|all]   (default: all)
 # Results depend on the machine; BENCHMARKS.md says which one produced its numbers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,13 @@ if [[ "$what" == all || "$what" == cold-start ]]; then
     for server in copilot-bridge openclaw-memory; do
         target/release/cold-start --runs 200 "target/release/$server" | tail -n +$([[ $server == copilot-bridge ]] && echo 1 || echo 3)
     done
+fi
+
+if [[ "$what" == all || "$what" == bridge ]]; then
+    section "copilot-bridge through the official MCP Python SDK (release build)"
+    scripts/peers/python-mcp.sh >/dev/null
+    target/peers/python/bin/python bench/bridge_bench.py \
+        target/release/copilot-bridge target/release/scripted-acp-agent
 fi
 
 if [[ "$what" == all || "$what" == memory ]]; then

@@ -14,6 +14,11 @@
 //! - `--no-load`: do not advertise `loadSession`.
 //! - `--pid-file FILE`: write the agent's process id (also its process group id) to FILE.
 //! - `--ignore-eof`: keep running after stdin closes (only a signal ends it then).
+//! - `--stamp FILE`: after writing each `session/prompt` answer, append the wall-clock time
+//!   (microseconds since the Unix epoch) to FILE, for measuring what happens after the turn.
+//! - Unknown options starting with `--` that the bridge passes to the real CLI (`--acp`,
+//!   `--stdio`, `--no-auto-update`, `--log-level X`, `--additional-mcp-config X`) are ignored,
+//!   so the agent can stand in for the CLI behind `COPILOT_CLI_PATH`.
 //!
 //! Prompts choose the turn's behaviour by their text: `HANG` streams one chunk and waits for a
 //! cancel; `CRASH` streams one chunk and exits with code 3; `KILLME` streams one chunk and kills
@@ -53,6 +58,7 @@ struct Options {
     no_load: bool,
     pid_file: Option<PathBuf>,
     ignore_eof: bool,
+    stamp: Option<PathBuf>,
 }
 
 fn parse_options() -> anyhow::Result<Options> {
@@ -74,6 +80,11 @@ fn parse_options() -> anyhow::Result<Options> {
             "--no-load" => options.no_load = true,
             "--pid-file" => options.pid_file = Some(args.next().context("--pid-file FILE")?.into()),
             "--ignore-eof" => options.ignore_eof = true,
+            "--stamp" => options.stamp = Some(args.next().context("--stamp FILE")?.into()),
+            "--acp" | "--stdio" | "--no-auto-update" => {}
+            "--log-level" | "--additional-mcp-config" | "--model" | "--log-dir" => {
+                let _ = args.next();
+            }
             other => anyhow::bail!("unknown option {other}"),
         }
     }
@@ -107,6 +118,19 @@ struct Agent {
     running: Mutex<HashMap<String, Arc<AtomicBool>>>,
     /// Our requests to the client waiting for an answer.
     waiting: Mutex<HashMap<i64, Sender<Value>>>,
+}
+
+/// Appends the current wall-clock time in microseconds to `path`.
+fn stamp(path: &std::path::Path) {
+    let micros = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros());
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("stamp file");
+    writeln!(file, "{micros}").expect("stamp write");
 }
 
 fn crash() -> ! {
@@ -210,6 +234,9 @@ impl Agent {
                 Ok(json!({"stopReason": stop,
                           "usage": {"inputTokens": 3, "outputTokens": 2, "totalTokens": 5}})),
             );
+            if let Some(path) = &agent.options.stamp {
+                stamp(path);
+            }
         });
     }
 
