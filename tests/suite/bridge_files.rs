@@ -183,3 +183,19 @@ async fn path_attacks_are_refused_by_every_file_tool_with_nothing_leaked() -> an
     assert_eq!(mcp.shutdown().await?, Some(0));
     Ok(())
 }
+
+/// The same tools through the official MCP Python SDK: schemas, reads, creates, listings,
+/// limits, redaction and the path-attack list (`tests/python/bridge_files_e2e.py`).
+#[test]
+fn python_sdk_client_uses_the_file_tools_and_every_attack_is_refused() -> anyhow::Result<()> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/bridge_files_e2e.py");
+    let output = std::process::Command::new(bridge_test_support::python())
+        .arg(script)
+        .arg(binary_path("copilot-bridge"))
+        .output()?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "the Python SDK checks failed");
+    assert!(stdout.contains("5 passed, 0 failed"), "no summary line");
+    Ok(())
+}
