@@ -4,7 +4,8 @@ Python SDK (`mcp` 2.3), with the real Copilot CLI behind the bridge and a script
 Usage: bridge_code_e2e.py BINARY WORKSPACE ENV_JSON
 
 The Rust test that runs this script owns the scripted model server and has already scripted
-the markers used here (PY-WRITE-1, PY-AGAIN-1, PY-HANG-1, PY-AFTER-1). ENV_JSON is the
+the markers used here (PY-WRITE-1, PY-AGAIN-1, PY-HANG-1, PY-AFTER-1, PY-SLOWT-1, PY-PAR-A,
+PY-PAR-B, PY-SER-A2, PY-RESTART-1). ENV_JSON is the
 environment for the bridge (CLI path, BYOK settings, scratch HOME). Prints one line per check
 and a closing "N passed, M failed" line; exits 1 if any check failed.
 """
@@ -92,6 +93,54 @@ async def check_cancel_then_continue(session: ClientSession, state: dict) -> Non
     assert result.structured_content["text"] == "after the cancel", result.structured_content
 
 
+async def check_timeout_partial(session: ClientSession, state: dict) -> None:
+    result = await session.call_tool("copilot_code_task", {"prompt": "PY-SLOWT-1", "timeout": 3000})
+    assert not result.is_error, text_of(result)
+    data = result.structured_content
+    assert data["timedOut"] is True, data
+    assert "partial words" in data["text"], data
+    assert "Timed out" in text_of(result), text_of(result)
+
+
+async def check_parallel_dirs(session: ClientSession, state: dict) -> None:
+    for name in ("a", "b"):
+        (WORKSPACE / name).mkdir(exist_ok=True)
+    done: dict[str, Any] = {}
+
+    async def run(key: str, arguments: dict) -> None:
+        done[key] = await session.call_tool("copilot_code_task", arguments)
+
+    hang_a = anyio.CancelScope()
+
+    async def run_a() -> None:
+        with hang_a:
+            await run("a", {"prompt": "PY-PAR-A", "workingDir": "a"})
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run_a)
+        await anyio.sleep(1)  # the first task in `a` holds the directory by now
+        group.start_soon(run, "a2", {"prompt": "PY-SER-A2", "workingDir": "a"})
+        # `b` runs while `a` is busy...
+        await run("b", {"prompt": "PY-PAR-B", "workingDir": "b"})
+        assert done["b"].structured_content["text"] == "b done", done["b"]
+        # ...while the second task in `a` waits for the first.
+        await anyio.sleep(1)
+        assert "a2" not in done, "a second task in directory a ran beside the first"
+        hang_a.cancel()
+    assert "a" not in done, done
+    assert done["a2"].structured_content["text"] == "a2 done", done["a2"]
+    assert done["a2"].structured_content["workingDir"].endswith("/a"), done["a2"]
+
+
+async def check_restart_continuation(session: ClientSession, state: dict) -> None:
+    result = await session.call_tool(
+        "copilot_code", {"task": "PY-RESTART-1", "sessionId": state["session"]}
+    )
+    assert not result.is_error, text_of(result)
+    assert result.structured_content["sessionId"] == state["session"], result.structured_content
+    assert result.structured_content["text"] == "after the restart", result.structured_content
+
+
 async def check_errors(session: ClientSession, state: dict) -> None:
     missing = await session.call_tool("copilot_code_task", {"prompt": "x", "workingDir": "nope"})
     assert missing.is_error and "does not exist" in text_of(missing), text_of(missing)
@@ -109,27 +158,35 @@ async def main() -> int:
         command=BINARY, args=["--workspace", str(WORKSPACE)], env=ENV, cwd=ENV["HOME"]
     )
     state: dict = {}
+    # The second bridge process continues the first one's session (reloaded from the store).
+    phases = [
+        [
+            ("code tool schemas are plain and valid", check_schemas),
+            ("a task creates a file and reports progress", check_task_with_progress),
+            ("the verbose tool continues the session with a log", check_verbose_continuation),
+            ("a cancelled task frees its session", check_cancel_then_continue),
+            ("a timed-out task returns its partial output", check_timeout_partial),
+            ("directories run in parallel, one directory serialized", check_parallel_dirs),
+            ("bad directories, ids and arguments are clear errors", check_errors),
+        ],
+        [("a session continues after the bridge restarts", check_restart_continuation)],
+    ]
     with open(Path(ENV["HOME"]) / "bridge-stderr.log", "a") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                init = await session.initialize()
-                assert init.server_info.name == "copilot-bridge", init.server_info
-                for name, check in [
-                    ("code tool schemas are plain and valid", check_schemas),
-                    ("a task creates a file and reports progress", check_task_with_progress),
-                    ("the verbose tool continues the session with a log", check_verbose_continuation),
-                    ("a cancelled task frees its session", check_cancel_then_continue),
-                    ("bad directories, ids and arguments are clear errors", check_errors),
-                ]:
-                    try:
-                        with anyio.fail_after(90):
-                            await check(session, state)
-                    except Exception:  # noqa: BLE001 - report every failing check
-                        failed += 1
-                        print(f"FAIL {name}\n{traceback.format_exc()}", flush=True)
-                    else:
-                        passed += 1
-                        print(f"ok   {name}", flush=True)
+        for checks in phases:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    init = await session.initialize()
+                    assert init.server_info.name == "copilot-bridge", init.server_info
+                    for name, check in checks:
+                        try:
+                            with anyio.fail_after(90):
+                                await check(session, state)
+                        except Exception:  # noqa: BLE001 - report every failing check
+                            failed += 1
+                            print(f"FAIL {name}\n{traceback.format_exc()}", flush=True)
+                        else:
+                            passed += 1
+                            print(f"ok   {name}", flush=True)
     print(f"{passed} passed, {failed} failed", flush=True)
     return 1 if failed else 0
 

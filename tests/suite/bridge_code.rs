@@ -523,6 +523,13 @@ async fn python_sdk_client_delegates_tasks() -> anyhow::Result<()> {
     bed.model.script("PY-HANG-1", [Reply::hang("hanging ")]);
     bed.model
         .script("PY-AFTER-1", [Reply::text("after the cancel")]);
+    bed.model
+        .script("PY-SLOWT-1", [Reply::hang("partial words ")]);
+    bed.model.script("PY-PAR-A", [Reply::hang("working on a ")]);
+    bed.model.script("PY-PAR-B", [Reply::text("b done")]);
+    bed.model.script("PY-SER-A2", [Reply::text("a2 done")]);
+    bed.model
+        .script("PY-RESTART-1", [Reply::text("after the restart")]);
     let mut env: serde_json::Map<String, Value> = bridge_env(&bed)
         .into_iter()
         .map(|(k, v)| (k, Value::String(v)))
@@ -547,6 +554,6 @@ async fn python_sdk_client_delegates_tasks() -> anyhow::Result<()> {
     let stdout = String::from_utf8_lossy(&output.stdout);
     eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success(), "the Python SDK checks failed");
-    assert!(stdout.contains("5 passed, 0 failed"), "no summary line");
+    assert!(stdout.contains("8 passed, 0 failed"), "no summary line");
     Ok(())
 }
