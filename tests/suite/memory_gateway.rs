@@ -198,6 +198,43 @@ async fn gateway_answers_searches_and_the_local_index_covers_its_absence() -> an
         0o600
     );
 
+    // `copilot-bridge validate` makes the same signed handshake, and names a wrong token.
+    let gateway_check = |token: &str| -> anyhow::Result<Value> {
+        let output = std::process::Command::new(binary_path("copilot-bridge"))
+            .args(["validate", "--json"])
+            .env_clear()
+            .env("HOME", home.path())
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("OPENCLAW_GATEWAY_TOKEN", token)
+            .env("OPENCLAW_PORT", &port_text)
+            .env("COPILOT_CLI_PATH", "/nonexistent/copilot")
+            .current_dir(home.path())
+            .output()?;
+        let report: Value = serde_json::from_slice(&output.stdout)?;
+        let checks = report["checks"].as_array().cloned().unwrap_or_default();
+        let named = |name: &str| checks.iter().find(|c| c["name"] == name).cloned();
+        let memory = named("OpenClaw memory").unwrap_or_default();
+        assert_eq!(memory["status"], "pass", "{report}");
+        Ok(named("OpenClaw gateway").unwrap_or_default())
+    };
+    let check = gateway_check(TOKEN)?;
+    assert_eq!(check["status"], "pass", "{check}");
+    assert!(
+        check["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("handshake accepted")),
+        "{check}"
+    );
+    let check = gateway_check("wrong-token-0000")?;
+    assert_eq!(check["status"], "fail", "{check}");
+    assert_eq!(check["required"], true, "{check}");
+    assert!(
+        check["detail"]
+            .as_str()
+            .is_some_and(|d| !d.contains("no answer within")),
+        "a refused token must be reported as refused, not as silence: {check}"
+    );
+
     // 2. With the gateway gone, the local index answers at once and says why.
     drop(gateway);
     let answer = search_until(&mut mcp, "local").await?;

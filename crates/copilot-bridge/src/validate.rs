@@ -14,6 +14,7 @@ use anyhow::Context;
 use bridge_core::audit::AuditLog;
 use bridge_core::config::Config;
 use bridge_core::policy::Policy;
+use openclaw_memory::gateway::LinkState;
 use openclaw_memory::workspace::{DiscoveryInput, discover};
 use openclaw_memory::{Gateway, GatewaySettings};
 use rmcp::ServiceExt;
@@ -35,6 +36,8 @@ const AGENT_TIMEOUT: Duration = Duration::from_mins(1);
 const MEMORY_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long the gateway may take to accept our handshake.
 const GATEWAY_TIMEOUT: Duration = Duration::from_secs(15);
+/// How often the gateway link's state is looked at while it connects.
+const GATEWAY_POLL: Duration = Duration::from_millis(50);
 /// How long the `--prompt` round trip may take.
 const PROMPT_TIMEOUT: Duration = Duration::from_mins(2);
 /// The round-trip prompt: short, and answerable by any model.
@@ -742,18 +745,28 @@ async fn gateway(config: &Config) -> Check {
     };
     let url = settings.url();
     let gateway = Gateway::start(settings);
-    let up = gateway.wait_until_up(GATEWAY_TIMEOUT).await;
-    let state = gateway.state();
+    // The first attempt's outcome is the answer: up, or down with the gateway's reason (the
+    // link would go on retrying with backoff, which a one-shot check need not wait for).
+    let started = Instant::now();
+    let outcome = loop {
+        match gateway.state() {
+            LinkState::Up => break Ok(()),
+            LinkState::Down(reason) if reason != "connecting" => break Err(reason),
+            LinkState::Down(_) if started.elapsed() >= GATEWAY_TIMEOUT => {
+                break Err(format!("no answer within {} s", GATEWAY_TIMEOUT.as_secs()));
+            }
+            LinkState::Down(_) => tokio::time::sleep(GATEWAY_POLL).await,
+        }
+    };
     gateway.shutdown();
-    if up {
-        Check::pass("OpenClaw gateway", format!("{url}: handshake accepted"))
-    } else {
-        Check::fail(
+    match outcome {
+        Ok(()) => Check::pass("OpenClaw gateway", format!("{url}: handshake accepted")),
+        Err(reason) => Check::fail(
             "OpenClaw gateway",
-            format!("{url}: {state:?}"),
+            format!("{url}: {reason}"),
             "start the gateway (`openclaw gateway`), and check OPENCLAW_HOST, OPENCLAW_PORT and \
              OPENCLAW_GATEWAY_TOKEN",
-        )
+        ),
     }
 }
 
