@@ -9,11 +9,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use bridge_core::config::{Config, EnvLayer, Overrides};
 use bridge_core::redact::Redactor;
-use bridge_mcp::Envelope;
 use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
 
-use crate::server::{BridgeServer, describe};
+use crate::server::BridgeServer;
 
 /// Command-line interface of `copilot-bridge`.
 #[derive(Debug, Parser)]
@@ -139,20 +138,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn serve(config: Config) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(async {
-        let workspace = config.workspace.clone().unwrap_or(cwd);
-        let envelope = Envelope::from_config(
-            &config,
-            env!("CARGO_PKG_NAME"),
-            Some(workspace.clone()),
-            describe,
-        )?;
-        let audit = envelope.audit().clone();
-        let server = BridgeServer::new(config, workspace, envelope);
+    runtime()?.block_on(async {
+        let (server, audit) = BridgeServer::from_config(config, cwd)?;
         let service = server
             .clone()
             .serve(rmcp::transport::stdio())
@@ -168,6 +155,14 @@ fn serve(config: Config) -> anyhow::Result<ExitCode> {
         outcome.context("MCP service stopped with an error")?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The multi-threaded Tokio runtime every async subcommand runs on.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
 }
 
 /// Streams stdin to stdout through the redactor. Lines are read as bytes so that invalid UTF-8

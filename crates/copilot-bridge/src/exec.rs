@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use bridge_core::config::Config;
-use bridge_mcp::Envelope;
 use indicatif::{ProgressBar, ProgressStyle};
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
@@ -18,7 +17,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::in_process::{InProcess, InProcessError};
-use crate::server::{BridgeServer, describe};
+use crate::server::BridgeServer;
 
 /// How often the spinner turns.
 const SPIN: Duration = Duration::from_millis(100);
@@ -70,20 +69,8 @@ pub fn run(config: Config, args: &ExecArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("--cwd {} is not an existing directory", dir.display()))?;
     anyhow::ensure!(dir.is_dir(), "--cwd {} is not a directory", dir.display());
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(async {
-        let workspace = config.workspace.clone().unwrap_or_else(|| dir.clone());
-        let envelope = Envelope::from_config(
-            &config,
-            env!("CARGO_PKG_NAME"),
-            Some(workspace.clone()),
-            describe,
-        )?;
-        let audit = envelope.audit().clone();
-        let server = BridgeServer::new(config, workspace, envelope);
+    crate::cli::runtime()?.block_on(async {
+        let (server, audit) = BridgeServer::from_config(config, dir.clone())?;
         let (progress, messages) = mpsc::unbounded_channel();
         let bridge = InProcess::connect(server, progress).await?;
         let display = tokio::spawn(draw(messages));

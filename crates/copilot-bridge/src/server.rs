@@ -66,6 +66,24 @@ impl BridgeServer {
         }
     }
 
+    /// The server as configured: the workspace root is `config.workspace`, else
+    /// `default_workspace`; the policy and audit log come from `config`. Returns the audit log
+    /// too, to drain after the server stops.
+    pub fn from_config(
+        config: Config,
+        default_workspace: PathBuf,
+    ) -> Result<(Self, AuditLog), bridge_mcp::SetupError> {
+        let workspace = config.workspace.clone().unwrap_or(default_workspace);
+        let envelope = Envelope::from_config(
+            &config,
+            env!("CARGO_PKG_NAME"),
+            Some(workspace.clone()),
+            describe,
+        )?;
+        let audit = envelope.audit().clone();
+        Ok((Self::new(config, workspace, envelope), audit))
+    }
+
     /// The audit log every call is recorded in (drain it at shutdown).
     pub fn audit(&self) -> &AuditLog {
         self.shared.envelope.audit()

@@ -145,11 +145,7 @@ struct Report {
 
 /// Runs every check, prints the report and returns 0 only when every required check passed.
 pub fn run(global: &GlobalArgs, args: &ValidateArgs) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let checks = runtime.block_on(checks(global, args));
+    let checks = crate::cli::runtime()?.block_on(checks(global, args));
     let report = Report {
         ok: !checks.iter().any(Check::blocks),
         checks,
