@@ -47,6 +47,14 @@ async def check_schemas(session: ClientSession, state: dict) -> None:
         assert tools[name].description and len(tools[name].description) > 40, name
     assert tools["copilot_code_task"].input_schema["required"] == ["prompt"]
     assert tools["copilot_code"].input_schema["required"] == ["task"]
+    orchestrate = tools["copilot_orchestrate"].input_schema
+    jsonschema.Draft202012Validator.check_schema(orchestrate)
+    assert orchestrate["required"] == ["task"], orchestrate
+    assert orchestrate["properties"]["plan"]["type"] == "object", orchestrate
+    assert orchestrate["properties"]["maxConcurrency"]["type"] == "integer", orchestrate
+    assert tools["copilot_orchestrate"].output_schema is None or "summary" in str(
+        tools["copilot_orchestrate"].output_schema
+    )
 
 
 async def check_task_with_progress(session: ClientSession, state: dict) -> None:

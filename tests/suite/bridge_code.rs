@@ -11,10 +11,10 @@ use tokio::time::timeout;
 
 /// How long one task may take in these tests (a cold CLI start included) before the test
 /// fails instead of hanging.
-const TASK: Duration = Duration::from_secs(90);
+pub(super) const TASK: Duration = Duration::from_secs(90);
 
 /// The bridge's environment: BYOK pointed at the bed's scripted model, the bed's scratch home.
-fn bridge_env(bed: &CopilotBed) -> Vec<(String, String)> {
+pub(super) fn bridge_env(bed: &CopilotBed) -> Vec<(String, String)> {
     [
         ("COPILOT_CLI_PATH", bed.program().display().to_string()),
         ("COPILOT_BYOK_PROVIDER", "openai".to_owned()),
@@ -34,7 +34,7 @@ fn bridge_env(bed: &CopilotBed) -> Vec<(String, String)> {
 }
 
 /// The bridge binary, initialized, with [`bridge_env`].
-async fn spawn_bridge(bed: &CopilotBed) -> anyhow::Result<McpProcess> {
+pub(super) async fn spawn_bridge(bed: &CopilotBed) -> anyhow::Result<McpProcess> {
     let env = bridge_env(bed);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let workspace = bed.workspace().display().to_string();
@@ -49,7 +49,7 @@ async fn spawn_bridge(bed: &CopilotBed) -> anyhow::Result<McpProcess> {
 }
 
 /// Reads until the response to `id`, returning it and the progress messages seen before it.
-async fn response_with_progress(
+pub(super) async fn response_with_progress(
     mcp: &mut McpProcess,
     id: &Value,
 ) -> anyhow::Result<(Value, Vec<Value>)> {
@@ -84,7 +84,7 @@ async fn call(mcp: &mut McpProcess, tool: &str, arguments: Value) -> anyhow::Res
 /// Request ids of [`call`], far from the ids `McpProcess` and the tests use themselves.
 static NEXT_ID: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(1_000);
 
-fn structured(response: &Value) -> anyhow::Result<&Value> {
+pub(super) fn structured(response: &Value) -> anyhow::Result<&Value> {
     anyhow::ensure!(
         response["result"]["isError"] != json!(true),
         "the call failed: {response}"
@@ -92,13 +92,13 @@ fn structured(response: &Value) -> anyhow::Result<&Value> {
     Ok(&response["result"]["structuredContent"])
 }
 
-fn text_of(response: &Value) -> &str {
+pub(super) fn text_of(response: &Value) -> &str {
     response["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_default()
 }
 
-fn send_call(id: i64, tool: &str, arguments: &Value, meta: Option<Value>) -> Value {
+pub(super) fn send_call(id: i64, tool: &str, arguments: &Value, meta: Option<Value>) -> Value {
     let mut params = json!({"name": tool, "arguments": arguments});
     if let Some(meta) = meta {
         params["_meta"] = meta;

@@ -56,6 +56,7 @@ fn openclaw_lists_every_tool_of_both_servers_without_diagnostics() -> anyhow::Re
                 "copilot_code_verbose",
                 "copilot_create_file",
                 "copilot_list_files",
+                "copilot_orchestrate",
                 "copilot_read_file",
             ][..],
         ),

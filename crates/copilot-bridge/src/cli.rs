@@ -80,6 +80,9 @@ pub enum Command {
     /// Run one task from the terminal: progress on stderr, the result on stdout; Ctrl-C
     /// cancels it.
     Exec(crate::exec::ExecArgs),
+    /// Plan a big task as sub-tasks and run them in parallel Copilot sessions: events on
+    /// stderr, the report on stdout; Ctrl-C stops every running sub-task.
+    Orchestrate(crate::orchestrate_command::OrchestrateArgs),
     /// Copy stdin to stdout with secrets redacted, line for line (for scrubbing logs).
     Redact {
         /// Treat each line as a JSON value and redact its strings, so every line stays valid
@@ -111,7 +114,10 @@ pub fn main_entry() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let command = cli.command.unwrap_or(Command::Serve);
     // At a terminal, only warnings unless a level was chosen: the output is for a person.
-    let interactive = matches!(command, Command::Validate(_) | Command::Exec(_));
+    let interactive = matches!(
+        command,
+        Command::Validate(_) | Command::Exec(_) | Command::Orchestrate(_)
+    );
     let level = |config: &Config| {
         let chosen =
             cli.global.log_level.is_some() || config.env.get("COPILOT_LOG_LEVEL").is_some();
@@ -131,6 +137,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match command {
         Command::Serve => serve(config),
         Command::Exec(args) => crate::exec::run(config, &args),
+        Command::Orchestrate(args) => crate::orchestrate_command::run(config, &args),
         Command::Redact { json } => redact(json),
         Command::Validate(_) => unreachable!("handled above"),
     }

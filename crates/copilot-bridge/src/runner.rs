@@ -147,6 +147,20 @@ pub struct TaskRequest {
     pub session_id: Option<String>,
     /// A model to switch the session to.
     pub model: Option<String>,
+    /// Whether the task takes its directory for itself, or runs beside others that a holder of
+    /// [`Runner::hold_directory`] (an orchestration) has let in.
+    pub access: DirAccess,
+}
+
+/// How a task shares its working directory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DirAccess {
+    /// One task at a time in the directory (the default for delegated tasks).
+    #[default]
+    Exclusive,
+    /// The caller already holds the directory (see [`Runner::hold_directory`]) and runs its
+    /// own tasks in it side by side.
+    Held,
 }
 
 /// Where progress messages go.
@@ -305,10 +319,9 @@ impl Runner {
         let (record, working_dir) = self.target(&request).await?;
 
         // Same directory: one task at a time; other directories run in parallel.
-        let lock = self.dir_lock(&working_dir);
-        let _guard = tokio::select! {
-            guard = lock.lock() => guard,
-            () = cancel.cancelled() => return Err(RunError::Cancelled),
+        let _guard = match request.access {
+            DirAccess::Exclusive => Some(self.hold_directory(&working_dir, &cancel).await?),
+            DirAccess::Held => None,
         };
 
         let policy = RetryPolicy {
@@ -478,7 +491,7 @@ impl Runner {
     /// An existing directory inside the workspace root, absolute and canonical (relative
     /// paths start at the root). The agent's permission requests are judged against this
     /// directory, so letting it escape the root would widen what the agent may edit.
-    fn resolve_dir(&self, dir: &str) -> Result<PathBuf, RunError> {
+    pub(crate) fn resolve_dir(&self, dir: &str) -> Result<PathBuf, RunError> {
         let path = self.root.join(dir);
         let problem = |problem| RunError::WorkingDir {
             path: path.clone(),
@@ -497,6 +510,21 @@ impl Runner {
             Ok(resolved)
         } else {
             Err(problem("is outside the workspace"))
+        }
+    }
+
+    /// Waits until no other task works in `dir` and keeps others out until the guard drops.
+    /// An orchestration holds its directory this way and runs its sub-tasks with
+    /// [`DirAccess::Held`].
+    pub async fn hold_directory(
+        &self,
+        dir: &Path,
+        cancel: &CancellationToken,
+    ) -> Result<tokio::sync::OwnedMutexGuard<()>, RunError> {
+        let lock = self.dir_lock(dir);
+        tokio::select! {
+            guard = lock.lock_owned() => Ok(guard),
+            () = cancel.cancelled() => Err(RunError::Cancelled),
         }
     }
 
@@ -705,7 +733,7 @@ async fn relay(
 /// Sends progress messages, redacted, until the relay ends: to an MCP client as numbered
 /// `notifications/progress`, or down a channel. The first failure stops it (the listener is
 /// gone).
-async fn forward(mut messages: mpsc::UnboundedReceiver<String>, sink: ProgressSink) {
+pub(crate) async fn forward(mut messages: mpsc::UnboundedReceiver<String>, sink: ProgressSink) {
     let mut count = 0_u32;
     while let Some(message) = messages.recv().await {
         count += 1;

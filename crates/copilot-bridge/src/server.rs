@@ -1,8 +1,10 @@
 //! The MCP face of the bridge: server identity, capabilities, the combined tool router, and the
 //! state the tools share.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use bridge_core::audit::AuditLog;
 use bridge_core::config::Config;
@@ -17,6 +19,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
+use tokio_util::sync::CancellationToken;
 
 use crate::acp::{PermissionDecider, PermissionGate};
 use crate::runner::Runner;
@@ -43,13 +46,43 @@ struct Shared {
     workspace: OnceLock<Root>,
     /// Runs delegated tasks on the shared Copilot CLI (started by the first task).
     runner: Runner,
+    /// Orchestrations running now, so [`BridgeServer::interrupt`] can stop them.
+    orchestrations: Mutex<HashMap<u64, CancellationToken>>,
+    next_orchestration: AtomicU64,
+}
+
+/// An orchestration's stop token, known to [`BridgeServer::interrupt`] until dropped.
+#[derive(Debug)]
+pub(crate) struct Interruptible {
+    server: BridgeServer,
+    id: u64,
+    token: CancellationToken,
+}
+
+impl Interruptible {
+    /// Fires on the caller's cancellation and on [`BridgeServer::interrupt`].
+    pub(crate) fn token(&self) -> &CancellationToken {
+        &self.token
+    }
+}
+
+impl Drop for Interruptible {
+    fn drop(&mut self) {
+        self.server
+            .shared
+            .orchestrations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+    }
 }
 
 impl BridgeServer {
     /// Creates the server over the workspace root `workspace_path`; every call passes through
     /// `envelope` (see [`Envelope::from_config`] and [`describe`]).
     pub fn new(config: Config, workspace_path: PathBuf, envelope: Envelope) -> Self {
-        let mut tool_router = Self::files_router() + Self::code_router();
+        let mut tool_router =
+            Self::files_router() + Self::code_router() + Self::orchestrate_router();
         plain_input_schemas(&mut tool_router);
         // The agent's own permission requests go through the same policy as the calls.
         let gate = PermissionGate::new(envelope.policy() as Arc<dyn PermissionDecider>);
@@ -61,6 +94,8 @@ impl BridgeServer {
                 workspace_path,
                 workspace: OnceLock::new(),
                 runner,
+                orchestrations: Mutex::new(HashMap::new()),
+                next_orchestration: AtomicU64::new(0),
             }),
             tool_router,
         }
@@ -105,10 +140,40 @@ impl BridgeServer {
         self.shared.runner.shutdown().await;
     }
 
-    /// Cancels every running Copilot turn, keeping their results (see [`Runner::interrupt`]);
-    /// returns how many there were.
+    /// Stops every running orchestration and cancels every running Copilot turn, keeping
+    /// their results (see [`Runner::interrupt`]); returns how many there were. A person's
+    /// Ctrl-C at a terminal subcommand, where MCP cancellation would drop the answer.
     pub fn interrupt(&self) -> usize {
-        self.shared.runner.interrupt()
+        let orchestrations: Vec<CancellationToken> = self
+            .shared
+            .orchestrations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .cloned()
+            .collect();
+        for token in &orchestrations {
+            token.cancel();
+        }
+        orchestrations.len() + self.shared.runner.interrupt()
+    }
+
+    /// Registers an orchestration's stop token with [`BridgeServer::interrupt`].
+    pub(crate) fn register_interruptible(&self, token: CancellationToken) -> Interruptible {
+        let id = self
+            .shared
+            .next_orchestration
+            .fetch_add(1, Ordering::Relaxed);
+        self.shared
+            .orchestrations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, token.clone());
+        Interruptible {
+            server: self.clone(),
+            id,
+            token,
+        }
     }
 
     /// The tools this server offers, as listed to clients.
@@ -174,10 +239,12 @@ pub fn describe(tool: &str, arguments: &JsonObject) -> CallShape {
         // A delegated task: the agent edits and runs commands, but each of its steps is judged
         // on its own when it asks for permission. The call itself is `Other`, so the built-in
         // destructive-command rules and blocked patterns still see the whole task text.
-        "copilot_code_task" | "copilot_code" | "copilot_code_verbose" => CallShape {
-            kind: ToolKind::Other,
-            paths: path("workingDir", Some(".")),
-        },
+        "copilot_code_task" | "copilot_code" | "copilot_code_verbose" | "copilot_orchestrate" => {
+            CallShape {
+                kind: ToolKind::Other,
+                paths: path("workingDir", Some(".")),
+            }
+        }
         _ => CallShape {
             kind: ToolKind::Other,
             paths: Vec::new(),

@@ -5,3 +5,5 @@
 pub(crate) mod code;
 /// `copilot_read_file`, `copilot_create_file`, `copilot_list_files`.
 pub(crate) mod files;
+/// `copilot_orchestrate`.
+pub(crate) mod orchestrate;

@@ -13,7 +13,9 @@ use rmcp::{RoleServer, tool, tool_router};
 use serde::{Deserialize, Serialize};
 
 use crate::acp::{StopReason, ToolCall, Usage};
-use crate::runner::{ProgressSink, RunError, Step, TaskReport, TaskRequest, progress_message};
+use crate::runner::{
+    DirAccess, ProgressSink, RunError, Step, TaskReport, TaskRequest, progress_message,
+};
 use crate::server::BridgeServer;
 
 /// Longest task accepted, in characters: the original design's content limit.
@@ -169,7 +171,7 @@ pub struct TaskResult {
 }
 
 impl TaskResult {
-    fn from_report(report: &TaskReport, verbose: bool) -> Self {
+    pub(crate) fn from_report(report: &TaskReport, verbose: bool) -> Self {
         let outcome = &report.outcome;
         Self {
             session_id: outcome.session_id.clone(),
@@ -417,6 +419,7 @@ impl BridgeServer {
             timeout: Duration::from_millis(timeout_ms),
             session_id: args.session_id.filter(|id| !id.trim().is_empty()),
             model: args.model.filter(|m| !m.trim().is_empty()),
+            access: DirAccess::Exclusive,
         };
         let progress = context
             .meta
