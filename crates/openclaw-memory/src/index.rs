@@ -7,6 +7,8 @@
 pub mod bm25;
 /// Line-ranged chunking.
 pub mod chunk;
+/// Stemming and typo tolerance: words to terms.
+pub mod lexicon;
 /// Score factors on top of BM25.
 pub mod rank;
 /// Choosing the quoted lines of a hit.
@@ -19,7 +21,11 @@ use std::sync::Arc;
 
 use crate::index::bm25::{Bm25Index, ChunkId, TermId};
 use crate::index::chunk::{ChunkOptions, LineRange, chunk_lines};
-use crate::index::rank::{RankOptions, coverage_factor, proximity_factor, recency_factor};
+use crate::index::lexicon::{Lexicon, QueryTerm};
+use crate::index::rank::{
+    RankOptions, coverage_factor, newness_factor, proximity_factor, recency_factor,
+};
+use crate::index::snippet::LineMatch;
 use crate::index::tokenize::Analyzer;
 use crate::paths::MemoryPath;
 use crate::store::{FileStamp, MAX_FILE_BYTES, MemoryStore, StoreError};
@@ -31,6 +37,19 @@ const CANDIDATES_PER_RESULT: usize = 10;
 const MIN_CANDIDATES: usize = 50;
 /// Most distinct query terms considered; a pasted paragraph is not a query.
 const MAX_QUERY_TERMS: usize = 32;
+/// Ranked candidates looked at for conflicting facts (see `newer_first_on_conflict`).
+const CONFLICT_DEPTH: usize = 20;
+/// Share of the older note's matched query weight a newer note must hold to be taken as its
+/// replacement.
+const CONFLICT_OVERLAP: f32 = 0.55;
+/// How close to the older note's score a newer note on the same subject must come to be taken
+/// as its replacement.
+const CONFLICT_SCORE_RATIO: f32 = 0.4;
+/// How much a heading line counts toward a window: it names a section, the lines under it
+/// state the facts.
+const HEADING_FACTOR: f32 = 0.5;
+/// Weight of a query word corrected for a typo: a guess counts a little less than a match.
+const CORRECTED_WEIGHT: f32 = 0.8;
 
 /// One ranked local result: a short window of lines in one memory file.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +86,14 @@ struct IndexedFile {
     line_starts: Vec<usize>,
     chunks: Vec<ChunkId>,
     day: Option<i64>,
+    /// The terms of every line, in order, back to back (what `locate` reads instead of
+    /// re-tokenizing); line `i`'s are `terms[term_starts[i]..term_starts[i + 1]]`. One
+    /// allocation per file rather than one per line.
+    terms: Vec<TermId>,
+    term_starts: Vec<u32>,
+    /// Lines holding a fact the notes mark as replaced: superseded `USER.md` directives and
+    /// struck-through text. Sorted, 0-based.
+    superseded: Vec<usize>,
 }
 
 impl IndexedFile {
@@ -96,6 +123,7 @@ struct ChunkInfo {
 pub struct MemoryIndex {
     store: MemoryStore,
     analyzer: Analyzer,
+    lexicon: Lexicon,
     chunking: ChunkOptions,
     ranking: RankOptions,
     bm25: Bm25Index,
@@ -110,6 +138,7 @@ impl MemoryIndex {
         Self {
             store,
             analyzer: Analyzer::new(),
+            lexicon: Lexicon::new(),
             chunking: ChunkOptions::default(),
             ranking,
             bm25: Bm25Index::new(),
@@ -235,6 +264,7 @@ impl MemoryIndex {
             self.files.len() - 1
         };
         let slot_id = u32::try_from(slot).unwrap_or(u32::MAX);
+        let superseded = superseded_lines(&path, &text);
         let mut file = IndexedFile {
             day: path.note_day(),
             path: path.clone(),
@@ -242,18 +272,28 @@ impl MemoryIndex {
             text,
             line_starts,
             chunks: Vec::new(),
+            terms: Vec::new(),
+            term_starts: Vec::new(),
+            superseded,
         };
         let lines: Vec<&str> = (0..file.line_count()).map(|i| file.line(i)).collect();
+        let mut terms: Vec<TermId> = Vec::with_capacity(file.text.len() / 6);
+        let mut term_starts: Vec<u32> = Vec::with_capacity(lines.len() + 1);
+        for line in &lines {
+            term_starts.push(u32::try_from(terms.len()).unwrap_or(u32::MAX));
+            let (lexicon, bm25) = (&mut self.lexicon, &mut self.bm25);
+            self.analyzer
+                .for_each_term(line, |word| terms.push(lexicon.intern(word, bm25)));
+        }
+        term_starts.push(u32::try_from(terms.len()).unwrap_or(u32::MAX));
         let ranges = chunk_lines(&lines, self.chunking);
         let mut tokens: Vec<TermId> = Vec::new();
         let mut chunk_ids = Vec::with_capacity(ranges.len());
         for range in ranges {
             tokens.clear();
-            for line in &lines[range.start..=range.end] {
-                let bm25 = &mut self.bm25;
-                self.analyzer
-                    .for_each_term(line, |term| tokens.push(bm25.intern(term)));
-            }
+            tokens.extend_from_slice(
+                &terms[term_starts[range.start] as usize..term_starts[range.end + 1] as usize],
+            );
             let id = self.bm25.add_chunk(&mut tokens);
             debug_assert_eq!(id as usize, self.chunk_info.len());
             self.chunk_info.push(ChunkInfo {
@@ -264,27 +304,27 @@ impl MemoryIndex {
         }
         drop(lines);
         file.chunks = chunk_ids;
+        file.terms = terms;
+        file.term_starts = term_starts;
         self.files[slot] = Some(file);
         self.by_path.insert(path, slot_id);
     }
 
     /// The best `limit` hits for `query`. `today` (days since the epoch) feeds the optional
-    /// recency decay. Call [`Self::refresh`] first to see the latest files.
+    /// half-life decay. Call [`Self::refresh`] first to see the latest files.
     pub fn search(&self, query: &str, limit: usize, today: Option<i64>) -> Vec<LocalHit> {
-        let mut terms: Vec<String> = Vec::new();
-        for term in self.analyzer.terms(query) {
-            if !terms.contains(&term) && terms.len() < MAX_QUERY_TERMS {
-                terms.push(term);
-            }
-        }
-        if terms.is_empty() || limit == 0 || self.bm25.is_empty() {
+        if limit == 0 || self.bm25.is_empty() {
             return Vec::new();
         }
-        let ids: Vec<Option<TermId>> = terms.iter().map(|t| self.bm25.term_id(t)).collect();
+        let query = self.query_terms(query);
+        if query.terms.is_empty() {
+            return Vec::new();
+        }
         let mut scores = vec![0.0_f32; self.bm25.slots()];
         let mut matched = vec![0_u16; self.bm25.slots()];
-        for id in ids.iter().flatten() {
-            self.bm25.accumulate(*id, 1.0, &mut scores, &mut matched);
+        for term in &query.terms {
+            self.bm25
+                .accumulate(term.id, term.weight, &mut scores, &mut matched);
         }
         let mut candidates: Vec<(ChunkId, f32)> = scores
             .iter()
@@ -298,31 +338,68 @@ impl MemoryIndex {
             candidates.truncate(keep);
         }
 
-        let mut ranked: Vec<(ChunkId, f32, Vec<u64>)> = candidates
+        let span = self.day_span();
+        let mut ranked: Vec<Ranked> = candidates
             .into_iter()
             .filter_map(|(chunk, bm25)| {
                 let info = self.chunk_info[chunk as usize];
                 let file = self.files[info.file as usize].as_ref()?;
-                let (positions, line_masks) = self.locate(file, info.range, &terms);
-                let matched_terms = positions.iter().filter(|p| !p.is_empty()).count();
+                let (positions, line_masks) = locate(file, info.range, &query.terms);
+                let lines = self.line_matches(file, info.range, &line_masks);
+                // Facts are written one bullet at a time: what counts is how much of the query
+                // a few neighbouring lines hold, not the whole chunk.
+                // Words spread over the chunk count too, for less than words together.
+                let spread = window_value_all(&lines, &query) * SPREAD_COVERAGE;
+                let covered = window_coverage(&lines, &query).max(spread);
+                if covered < self.ranking.min_coverage {
+                    return None;
+                }
                 let present: Vec<Vec<usize>> =
                     positions.into_iter().filter(|p| !p.is_empty()).collect();
-                let score = bm25
-                    * coverage_factor(&self.ranking, matched_terms, terms.len())
+                let replaced = only_superseded_lines_match(file, info.range, &line_masks);
+                let superseded = if replaced {
+                    self.ranking.superseded_factor
+                } else {
+                    1.0
+                };
+                let relevance = bm25
+                    * coverage_factor(&self.ranking, covered)
                     * proximity_factor(&self.ranking, &present)
-                    * recency_factor(&self.ranking, file.day, today);
-                (score >= self.ranking.min_score).then_some((chunk, score, line_masks))
+                    * newness_factor(&self.ranking, file.day, span)
+                    * superseded;
+                let score = relevance * recency_factor(&self.ranking, file.day, today);
+                (score >= self.ranking.min_score).then_some(Ranked {
+                    chunk,
+                    score,
+                    relevance,
+                    lines,
+                })
             })
             .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
+        self.newer_first_on_conflict(&mut ranked, &query);
+        // The floor judges how well a chunk matches, not how old it is: an optional half-life
+        // decay reorders hits but does not make old notes vanish.
+        let floor = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max)
+            * self.ranking.relative_floor;
 
         let mut hits: Vec<LocalHit> = Vec::with_capacity(limit);
-        for (chunk, score, masks) in ranked {
+        let weights: Vec<f32> = query.terms.iter().map(|t| t.idf).collect();
+        for Ranked {
+            chunk,
+            score,
+            relevance,
+            lines,
+        } in ranked
+        {
+            if relevance < floor {
+                continue;
+            }
             let info = self.chunk_info[chunk as usize];
             let Some(file) = self.files[info.file as usize].as_ref() else {
                 continue;
             };
-            let window = snippet::best_window(&masks, info.range.start, |i| file.line(i));
+            let window = snippet::best_window(&lines, &weights, info.range.start, |i| file.line(i));
             let duplicate = hits.iter().any(|h| {
                 h.path == file.path && h.start_line <= window.end + 1 && window.start < h.end_line
             });
@@ -343,30 +420,243 @@ impl MemoryIndex {
         hits
     }
 
-    /// Positions of each query term within the chunk (token offsets) and, per line of the
-    /// chunk, a bit mask of the query terms it holds.
-    fn locate(
-        &self,
-        file: &IndexedFile,
-        range: LineRange,
-        terms: &[String],
-    ) -> (Vec<Vec<usize>>, Vec<u64>) {
-        let mut positions = vec![Vec::new(); terms.len()];
-        let mut masks = Vec::with_capacity(range.end - range.start + 1);
-        let mut pos = 0;
-        for i in range.start..=range.end {
-            let mut mask = 0_u64;
-            self.analyzer.for_each_term(file.line(i), |term| {
-                if let Some(q) = terms.iter().position(|t| t == term) {
-                    positions[q].push(pos);
-                    mask |= 1 << q;
-                }
-                pos += 1;
-            });
-            masks.push(mask);
+    /// The query's distinct terms with their weights, and the total IDF of every query word
+    /// (words the notes never use count at the highest IDF, so a chunk matching only the
+    /// common half of a query does not pass the coverage floor).
+    fn query_terms(&self, query: &str) -> Query {
+        let mut words: Vec<String> = Vec::new();
+        for word in self.analyzer.terms(query) {
+            if !words.contains(&word) && words.len() < MAX_QUERY_TERMS {
+                words.push(word);
+            }
         }
-        (positions, masks)
+        let max_idf = self.bm25.max_idf();
+        let mut terms: Vec<Term> = Vec::new();
+        let mut total_idf = 0.0;
+        for word in &words {
+            let (id, weight) = match self.lexicon.lookup(word, &self.bm25) {
+                QueryTerm::Known(id) => (id, 1.0),
+                QueryTerm::Corrected(id) => (id, CORRECTED_WEIGHT),
+                QueryTerm::Unknown => {
+                    total_idf += max_idf;
+                    continue;
+                }
+            };
+            if terms.iter().any(|t| t.id == id) {
+                continue;
+            }
+            let idf = self.bm25.idf(id) * weight;
+            total_idf += idf;
+            terms.push(Term { id, weight, idf });
+        }
+        Query {
+            terms,
+            total_idf: total_idf.max(f32::MIN_POSITIVE),
+        }
     }
+
+    /// When a newer note (or a curated file) states something about the same thing as an older
+    /// note ranked above it — the same most telling query word — and scores nearly as well, it
+    /// is the current fact: it moves above the older one. This is what settles "which is
+    /// current" without a decay that would bury year-old notes.
+    fn newer_first_on_conflict(&self, ranked: &mut [Ranked], query: &Query) {
+        let key = |lines: &[LineMatch]| -> Option<usize> {
+            let mask = lines
+                .iter()
+                .filter(|l| l.factor >= 1.0)
+                .fold(0_u64, |acc, l| acc | l.mask);
+            (0..query.terms.len())
+                .filter(|q| mask & (1 << q) != 0)
+                .max_by(|a, b| query.terms[*a].idf.total_cmp(&query.terms[*b].idf))
+        };
+        let age = |chunk: ChunkId| -> i64 {
+            let file = self.chunk_info[chunk as usize].file;
+            // Curated files (MEMORY.md, USER.md) hold the current state: newest of all.
+            self.files[file as usize]
+                .as_ref()
+                .and_then(|f| f.day)
+                .unwrap_or(i64::MAX)
+        };
+        let idf_of = |mask: u64| -> f32 {
+            query
+                .terms
+                .iter()
+                .enumerate()
+                .filter(|(q, _)| mask & (1 << q) != 0)
+                .map(|(_, t)| t.idf)
+                .sum()
+        };
+        let considered = ranked.len().min(CONFLICT_DEPTH);
+        for j in 1..considered {
+            let mut at = j;
+            while at > 0 {
+                let (older, newer) = (&ranked[at - 1], &ranked[at]);
+                // The newer chunk must hold most of what the older one matched (by IDF): a
+                // note that merely shares one word ("invoices" beside "invoicing PostgreSQL")
+                // is not a replacement.
+                let (old_mask, new_mask) = (chunk_mask(&older.lines), chunk_mask(&newer.lines));
+                let covers = idf_of(old_mask & new_mask) >= idf_of(old_mask) * CONFLICT_OVERLAP;
+                let same_subject =
+                    covers && key(&older.lines).is_some() && key(&older.lines) == key(&newer.lines);
+                let close = newer.relevance >= older.relevance * CONFLICT_SCORE_RATIO;
+                if !(same_subject && close && age(newer.chunk) > age(older.chunk)) {
+                    break;
+                }
+                ranked.swap(at - 1, at);
+                at -= 1;
+            }
+        }
+    }
+
+    /// Each line of a chunk with its query terms and how much it counts.
+    fn line_matches(&self, file: &IndexedFile, range: LineRange, masks: &[u64]) -> Vec<LineMatch> {
+        masks
+            .iter()
+            .enumerate()
+            .map(|(offset, &mask)| {
+                let i = range.start + offset;
+                let factor = if file.superseded.binary_search(&i).is_ok() {
+                    self.ranking.superseded_factor
+                } else if file.line(i).trim_start().starts_with('#') {
+                    HEADING_FACTOR
+                } else {
+                    1.0
+                };
+                LineMatch { mask, factor }
+            })
+            .collect()
+    }
+
+    /// The first and last dated note's day, if any note is dated.
+    fn day_span(&self) -> Option<(i64, i64)> {
+        let mut days = self.files.iter().flatten().filter_map(|f| f.day);
+        let first = days.next()?;
+        Some(days.fold((first, first), |(lo, hi), d| (lo.min(d), hi.max(d))))
+    }
+}
+
+/// A candidate chunk with its score (`relevance` before the optional half-life decay).
+#[derive(Debug)]
+struct Ranked {
+    chunk: ChunkId,
+    score: f32,
+    relevance: f32,
+    lines: Vec<LineMatch>,
+}
+
+/// A query term matched to the index.
+#[derive(Debug, Clone, Copy)]
+struct Term {
+    id: TermId,
+    /// 1, or less for a typo correction (a guess).
+    weight: f32,
+    /// Its IDF times its weight.
+    idf: f32,
+}
+
+#[derive(Debug)]
+struct Query {
+    terms: Vec<Term>,
+    total_idf: f32,
+}
+
+/// Positions of each query term within the chunk (token offsets) and, per line of the chunk,
+/// a bit mask of the query terms it holds.
+fn locate(file: &IndexedFile, range: LineRange, terms: &[Term]) -> (Vec<Vec<usize>>, Vec<u64>) {
+    let mut positions = vec![Vec::new(); terms.len()];
+    let mut masks = Vec::with_capacity(range.end - range.start + 1);
+    let mut pos = 0;
+    for i in range.start..=range.end {
+        let line = &file.terms[file.term_starts[i] as usize..file.term_starts[i + 1] as usize];
+        let mut mask = 0_u64;
+        for id in line {
+            if let Some(q) = terms.iter().position(|t| t.id == *id) {
+                positions[q].push(pos);
+                mask |= 1 << q;
+            }
+            pos += 1;
+        }
+        masks.push(mask);
+    }
+    (positions, masks)
+}
+
+/// How much query words spread over a chunk count, against the same words within
+/// [`COVERAGE_WINDOW_LINES`] lines.
+const SPREAD_COVERAGE: f32 = 0.75;
+/// Lines a fact may span: a bullet and its continuation line.
+const COVERAGE_WINDOW_LINES: usize = 2;
+
+/// The largest share of the query's IDF held by any [`COVERAGE_WINDOW_LINES`] consecutive
+/// lines of the chunk (headings and superseded lines counting less, see [`LineMatch`]).
+fn window_coverage(lines: &[LineMatch], query: &Query) -> f32 {
+    let weights: Vec<f32> = query.terms.iter().map(|t| t.idf).collect();
+    let best = lines
+        .windows(COVERAGE_WINDOW_LINES.min(lines.len()).max(1))
+        .map(|w| snippet::window_value(w, &weights))
+        .fold(0.0_f32, f32::max);
+    best / query.total_idf
+}
+
+/// The share of the query's IDF the whole chunk holds.
+fn window_value_all(lines: &[LineMatch], query: &Query) -> f32 {
+    let weights: Vec<f32> = query.terms.iter().map(|t| t.idf).collect();
+    snippet::window_value(lines, &weights) / query.total_idf
+}
+
+/// The query terms anywhere in a chunk.
+fn chunk_mask(lines: &[LineMatch]) -> u64 {
+    lines.iter().fold(0, |acc, l| acc | l.mask)
+}
+
+/// Whether every line of the chunk that matches the query holds a superseded fact.
+fn only_superseded_lines_match(file: &IndexedFile, range: LineRange, masks: &[u64]) -> bool {
+    if file.superseded.is_empty() {
+        return false;
+    }
+    let mut any = false;
+    for (offset, mask) in masks.iter().enumerate() {
+        if *mask != 0 {
+            if file
+                .superseded
+                .binary_search(&(range.start + offset))
+                .is_err()
+            {
+                return false;
+            }
+            any = true;
+        }
+    }
+    any
+}
+
+/// The lines of a file that hold replaced facts: in `USER.md` files, the superseded directives
+/// (their bullet and continuation lines); anywhere, lines with struck-through text (`~~…~~`).
+fn superseded_lines(path: &MemoryPath, text: &str) -> Vec<usize> {
+    let mut lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.matches("~~").count() >= 2)
+        .map(|(i, _)| i)
+        .collect();
+    if path.is_user_file() {
+        let all: Vec<&str> = text.lines().collect();
+        for directive in crate::prefs::parse(text).superseded {
+            // `line` is 1-based; the directive runs until a blank line or the next bullet.
+            let first = directive.line.saturating_sub(1);
+            lines.push(first);
+            for (i, line) in all.iter().enumerate().skip(first + 1) {
+                let t = line.trim_start();
+                if t.is_empty() || t.starts_with(['-', '*', '+', '#', '<']) {
+                    break;
+                }
+                lines.push(i);
+            }
+        }
+    }
+    lines.sort_unstable();
+    lines.dedup();
+    lines
 }
 
 #[cfg(test)]
@@ -431,7 +721,8 @@ mod tests {
         );
         write(dir.path(), "memory/c.md", "- home network notes\n");
         let hits = index(&dir).search("home server", 5, None);
-        assert_eq!(paths(&hits), ["memory/a.md", "memory/b.md", "memory/c.md"]);
+        // c.md holds only the common word of the query: no answer.
+        assert_eq!(paths(&hits), ["memory/a.md", "memory/b.md"]);
     }
 
     #[test]

@@ -84,6 +84,11 @@ impl MemoryPath {
         self.to_string()
     }
 
+    /// Whether this is a `USER.md` (the workspace's or a profile's): the files of directives.
+    pub fn is_user_file(&self) -> bool {
+        matches!(self, Self::TopLevel("USER.md") | Self::ProfileUser(_))
+    }
+
     /// Whether a note's file name starts with a `YYYY-MM-DD` date (a daily note), returning
     /// the date as days since 1970-01-01.
     pub fn note_day(&self) -> Option<i64> {

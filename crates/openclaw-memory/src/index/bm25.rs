@@ -155,6 +155,17 @@ impl Bm25Index {
         self.chunks.len()
     }
 
+    /// How many live chunks hold `term`.
+    pub fn doc_freq(&self, term: TermId) -> u32 {
+        self.doc_freq.get(term as usize).copied().unwrap_or(0)
+    }
+
+    /// The inverse document frequency of a term no chunk holds: the most a term can weigh.
+    pub fn max_idf(&self) -> f32 {
+        let n = self.live_chunks as f32;
+        ((n + 0.5) / 0.5 + 1.0).ln()
+    }
+
     /// Inverse document frequency of a term (BM25+ style, never negative).
     pub fn idf(&self, term: TermId) -> f32 {
         let n = self.live_chunks as f32;

@@ -1,7 +1,8 @@
-//! Re-ranking BM25 candidates: boosts for covering more of the query and for query words that
-//! stand close together (a phrase), an optional recency decay for dated notes, and a score
-//! floor. Each is a separate factor so later tuning (stemming, typo tolerance, smarter
-//! recency) changes one function, not the index.
+//! Re-ranking BM25 candidates: boosts for covering more of the query (by IDF, so the rare
+//! words count most) and for query words that stand close together (a phrase), a mild
+//! preference for newer notes that settles ties between conflicting facts without burying old
+//! ones, a demotion for superseded facts, an optional half-life decay, and the floors that let
+//! a query with no answer come back empty. Each is a separate factor.
 #![expect(
     clippy::cast_precision_loss,
     reason = "scores are approximate; counts and lengths stay far below 2^23"
@@ -11,13 +12,26 @@
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankOptions {
     /// Weight of query coverage: a chunk holding every query word scores up to `1 + this`
-    /// times one that holds a single word of a long query.
+    /// times one that holds none of the query's weight.
     pub coverage_boost: f32,
     /// Weight of proximity: query words next to each other, in order, score up to `1 + this`.
     pub phrase_boost: f32,
-    /// Half-life of the recency decay for dated notes, in days; `None` disables it. OpenClaw
-    /// uses 30 when its temporal decay is on.
+    /// How much more the newest dated note scores than the oldest (MEMORY.md and USER.md, the
+    /// curated files, count as newest). Small on purpose: it decides between two notes that
+    /// match about equally — an old fact and its replacement — and never hides a year-old
+    /// note that matches better.
+    pub newness_boost: f32,
+    /// Half-life of an exponential decay for dated notes, in days; `None` (the default)
+    /// disables it. OpenClaw uses 30 when its temporal decay is on.
     pub recency_half_life_days: Option<f32>,
+    /// Factor for a chunk whose matching lines all hold replaced facts (superseded `USER.md`
+    /// directives, struck-through text).
+    pub superseded_factor: f32,
+    /// Share of the query's IDF a chunk must hold to be a hit at all: a chunk matching only
+    /// the common words of a query (or none of the words the notes never use) is no answer.
+    pub min_coverage: f32,
+    /// Hits scoring below this share of the best hit are dropped.
+    pub relative_floor: f32,
     /// Hits scoring below this are dropped (0 keeps everything that matched).
     pub min_score: f32,
 }
@@ -27,7 +41,11 @@ impl Default for RankOptions {
         Self {
             coverage_boost: 1.0,
             phrase_boost: 0.5,
+            newness_boost: 0.25,
             recency_half_life_days: None,
+            superseded_factor: 0.4,
+            min_coverage: 0.3,
+            relative_floor: 0.25,
             min_score: 0.0,
         }
     }
@@ -37,14 +55,24 @@ impl Default for RankOptions {
 /// near each other.
 const PROXIMITY_WINDOW: usize = 8;
 
-/// The coverage factor: `1 + boost × (matched / total)²`, so covering every word of a
-/// three-word query counts much more than covering two.
-pub fn coverage_factor(options: &RankOptions, matched: usize, total: usize) -> f32 {
-    if total == 0 {
-        return 1.0;
-    }
-    let coverage = matched as f32 / total as f32;
-    1.0 + options.coverage_boost * coverage * coverage
+/// The coverage factor: `1 + boost × covered²`, where `covered` is the share of the query's
+/// IDF the chunk holds, so covering the rare words of a query counts much more than covering
+/// the common ones.
+pub fn coverage_factor(options: &RankOptions, covered: f32) -> f32 {
+    let covered = covered.clamp(0.0, 1.0);
+    1.0 + options.coverage_boost * covered * covered
+}
+
+/// The newness factor: `1 + boost × position`, where position runs from 0 for the oldest dated
+/// note to 1 for the newest (and undated, curated files); 1 when nothing is dated.
+pub fn newness_factor(options: &RankOptions, day: Option<i64>, span: Option<(i64, i64)>) -> f32 {
+    let position = match (day, span) {
+        (Some(day), Some((first, last))) if last > first => {
+            (day - first) as f32 / (last - first) as f32
+        }
+        _ => 1.0,
+    };
+    1.0 + options.newness_boost * position.clamp(0.0, 1.0)
 }
 
 /// The proximity factor from each query term's positions in the chunk (`positions[i]` for the
@@ -113,7 +141,18 @@ mod tests {
     #[test]
     fn full_coverage_beats_partial() {
         let o = RankOptions::default();
-        assert!(coverage_factor(&o, 3, 3) > coverage_factor(&o, 2, 3));
+        assert!(coverage_factor(&o, 1.0) > coverage_factor(&o, 0.6));
+    }
+
+    #[test]
+    fn newer_notes_get_a_small_edge_and_curated_files_count_as_newest() {
+        let o = RankOptions::default();
+        let span = Some((100, 500));
+        let old = newness_factor(&o, Some(100), span);
+        let new = newness_factor(&o, Some(500), span);
+        assert!((old - 1.0).abs() < 1e-6 && new > old && new <= 1.0 + o.newness_boost);
+        assert!((newness_factor(&o, None, span) - new).abs() < 1e-6);
+        assert!((newness_factor(&o, Some(3), None) - new).abs() < 1e-6);
     }
 
     #[test]

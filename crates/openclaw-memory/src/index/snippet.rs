@@ -9,42 +9,69 @@ pub const MAX_LINES: usize = 6;
 /// Longest quoted text, in bytes (cut on a character boundary, marked with `…`).
 pub const MAX_CHARS: usize = 700;
 
-/// The best window inside a chunk starting at line `first` whose per-line query-term masks
-/// are `masks`. Lines are 0-based and absolute.
-pub fn best_window<'a>(masks: &[u64], first: usize, line: impl Fn(usize) -> &'a str) -> LineRange {
-    let n = masks.len();
-    // (distinct terms, matching lines, start, end)
-    let mut best = (0_u32, 0_usize, 0_usize, 0_usize);
+/// What a line of a chunk holds for a query: a bit mask of the query terms on it, and how much
+/// it counts (1 for a plain line; less for a heading, which names a fact rather than stating
+/// it, and for a superseded fact).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LineMatch {
+    /// Bit `q` set when query term `q` is on the line.
+    pub mask: u64,
+    /// How much the line counts, in `(0, 1]`.
+    pub factor: f32,
+}
+
+/// The value of a window: each query term it holds counts its weight times the best factor of
+/// the lines holding it.
+pub fn window_value(lines: &[LineMatch], weights: &[f32]) -> f32 {
+    weights
+        .iter()
+        .enumerate()
+        .map(|(q, weight)| {
+            let best = lines
+                .iter()
+                .filter(|l| l.mask & (1 << q) != 0)
+                .map(|l| l.factor)
+                .fold(0.0_f32, f32::max);
+            weight * best
+        })
+        .sum()
+}
+
+/// The best window of at most [`MAX_LINES`] lines inside a chunk starting at line `first`:
+/// the most query weight ([`window_value`], with `weights` per query term), then the shortest,
+/// then the one with more matching lines. Lines are 0-based and absolute.
+pub fn best_window<'a>(
+    lines: &[LineMatch],
+    weights: &[f32],
+    first: usize,
+    line: impl Fn(usize) -> &'a str,
+) -> LineRange {
+    let n = lines.len();
+    // (value, matching lines, start, end)
+    let mut best: Option<(f32, usize, usize, usize)> = None;
     for start in 0..n {
-        if masks[start] == 0 {
+        if lines[start].mask == 0 {
             continue;
         }
-        let mut union = 0_u64;
-        let mut lines = 0;
-        for (end, &mask) in masks
-            .iter()
-            .enumerate()
-            .take(n.min(start + MAX_LINES))
-            .skip(start)
-        {
-            if mask == 0 {
+        let mut matching = 0;
+        for end in start..n.min(start + MAX_LINES) {
+            if lines[end].mask == 0 {
                 continue;
             }
-            union |= mask;
-            lines += 1;
-            let candidate = (union.count_ones(), lines, start, end);
-            // More distinct words first, then the shorter window, then more matching lines.
-            let span = candidate.3 - candidate.2;
-            let best_span = best.3 - best.2;
-            let better = candidate.0 > best.0
-                || (candidate.0 == best.0 && span < best_span)
-                || (candidate.0 == best.0 && span == best_span && candidate.1 > best.1);
-            if better || best.0 == 0 {
-                best = candidate;
+            matching += 1;
+            let value = window_value(&lines[start..=end], weights);
+            let better = best.is_none_or(|(v, m, s, e)| {
+                let (span, best_span) = (end - start, e - s);
+                value > v + 1e-4
+                    || ((value - v).abs() <= 1e-4
+                        && (span < best_span || (span == best_span && matching > m)))
+            });
+            if better {
+                best = Some((value, matching, start, end));
             }
         }
     }
-    if best.0 == 0 {
+    let Some((_, _, start, end)) = best else {
         // No line holds a query word on its own (e.g. a term split across lines): quote the
         // chunk's first non-blank lines.
         let start = (first..first + n)
@@ -52,11 +79,19 @@ pub fn best_window<'a>(masks: &[u64], first: usize, line: impl Fn(usize) -> &'a 
             .unwrap_or(first);
         let end = (start + MAX_LINES - 1).min(first + n.saturating_sub(1));
         return LineRange { start, end };
+    };
+    let (mut start, mut end) = (first + start, first + end);
+    // A heading alone names a section; quote the line under it too.
+    if start == end && line(start).trim_start().starts_with('#') && end + 1 < first + n {
+        end += 1;
+        while end + 1 < first + n && line(end).trim().is_empty() {
+            end += 1;
+        }
     }
-    LineRange {
-        start: first + best.2,
-        end: first + best.3,
+    if line(start).trim().is_empty() {
+        start += 1;
     }
+    LineRange { start, end }
 }
 
 /// The quoted text of `window`, capped at [`MAX_CHARS`].
@@ -85,12 +120,49 @@ mod tests {
 
     use super::*;
 
+    fn matches(masks: &[u64]) -> Vec<LineMatch> {
+        masks
+            .iter()
+            .map(|&mask| LineMatch { mask, factor: 1.0 })
+            .collect()
+    }
+
     #[test]
     fn picks_the_lines_covering_most_query_words() {
         let lines = ["# Day", "- alpha", "- nothing", "- alpha beta", "- gamma"];
-        let masks = [0, 0b001, 0, 0b011, 0b100];
-        let window = best_window(&masks, 10, |i| lines[i - 10]);
+        let masks = matches(&[0, 0b001, 0, 0b011, 0b100]);
+        let window = best_window(&masks, &[1.0, 1.0, 1.0], 10, |i| lines[i - 10]);
         assert_eq!(window, LineRange { start: 13, end: 14 });
+    }
+
+    #[test]
+    fn a_rare_word_outweighs_a_common_one_and_a_heading_brings_its_first_line() {
+        let mut lines = vec!["- Maya asked for coffee"];
+        lines.extend(["- nothing"; MAX_LINES]);
+        lines.extend(["## Car", "- sold it"]);
+        let mut masks = matches(&[0; MAX_LINES + 3]);
+        masks[0].mask = 0b01;
+        masks[MAX_LINES + 1].mask = 0b10;
+        // Term 0 is common (weight 0.5), term 1 rare (weight 4); they are too far apart for
+        // one window.
+        let window = best_window(&masks, &[0.5, 4.0], 0, |i| lines[i]);
+        let heading = MAX_LINES + 1;
+        assert_eq!(
+            window,
+            LineRange {
+                start: heading,
+                end: heading + 1
+            }
+        );
+    }
+
+    #[test]
+    fn a_superseded_line_loses_to_the_line_that_replaced_it() {
+        let lines = ["- meetings after 09:00", "", "- meetings after 10:00"];
+        let mut masks = matches(&[0b1, 0, 0b1]);
+        masks[0].factor = 0.3;
+        let window = best_window(&masks, &[1.0], 0, |i| lines[i]);
+        assert_eq!(window, LineRange { start: 2, end: 2 });
     }
 
     #[test]

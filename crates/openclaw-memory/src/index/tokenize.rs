@@ -4,12 +4,155 @@
 /// English function words that carry no meaning for search. Dropping them keeps "what did we
 /// decide about the database" from ranking notes by how often they say "the".
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been",
-    "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "he",
-    "her", "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or",
-    "our", "she", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they",
-    "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "why", "will",
-    "with", "would", "you", "your",
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "get",
+    "go",
+    "goes",
+    "going",
+    "got",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "kind",
+    "let",
+    "made",
+    "make",
+    "many",
+    "me",
+    "might",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "myself",
+    "nor",
+    "not",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "please",
+    "same",
+    "shall",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "take",
+    "tell",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "took",
+    "under",
+    "until",
+    "up",
+    "us",
+    "very",
+    "was",
+    "we",
+    "went",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "whose",
+    "why",
+    "will",
+    "with",
+    "would",
+    "yes",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
 ];
 
 /// Splits text into lowercase alphanumeric words, dropping stop words and single letters.
@@ -54,15 +197,19 @@ impl Analyzer {
     }
 }
 
+/// The stop words as a hash set: every word of every note is looked up here, and hashing a
+/// short word is cheaper than a binary search over the list.
+static STOP_SET: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
+    std::sync::LazyLock::new(|| STOP_WORDS.iter().copied().collect());
+
 fn keeps(word: &str) -> bool {
     let single_letter = word.chars().nth(1).is_none() && !word.as_bytes()[0].is_ascii_digit();
-    // Most words are longer than every stop word: skip the search for them (it was a fifth of
-    // an index build).
-    !single_letter && (word.len() > MAX_STOP_WORD_BYTES || STOP_WORDS.binary_search(&word).is_err())
+    // Words longer than every stop word skip the lookup.
+    !single_letter && (word.len() > MAX_STOP_WORD_BYTES || !STOP_SET.contains(word))
 }
 
 /// Length of the longest stop word, in bytes.
-const MAX_STOP_WORD_BYTES: usize = 5;
+const MAX_STOP_WORD_BYTES: usize = 10;
 
 /// A rough token count for chunk sizing: whitespace-separated words. Cheaper than analysing
 /// and close to what embedding tokenizers count for English prose.
@@ -83,7 +230,7 @@ mod tests {
     }
 
     #[test]
-    fn stop_words_are_sorted_for_binary_search() {
+    fn stop_words_are_sorted_and_unique() {
         let mut sorted = STOP_WORDS.to_vec();
         sorted.sort_unstable();
         assert_eq!(sorted, STOP_WORDS);

@@ -1,0 +1,177 @@
+//! From the words the [`Analyzer`](super::tokenize::Analyzer) finds to index terms: English
+//! stemming (Porter2), so "renewing passports" finds "Passport renewed", cached per distinct
+//! word so an index build stems each word once; and typo tolerance for query words the notes
+//! never use, by edit distance against the words they do use.
+
+use rust_stemmers::{Algorithm, Stemmer};
+use rustc_hash::FxHashMap;
+
+use super::bm25::{Bm25Index, TermId};
+
+/// Shortest query word corrected at edit distance 1: shorter words have too many neighbours
+/// ("blood" → "bloom", "flood") for a correction to be a good guess.
+const MIN_TYPO_CHARS: usize = 6;
+/// Shortest query word corrected at edit distance 2.
+const MIN_TWO_TYPO_CHARS: usize = 10;
+
+/// Words to terms, with the stemmer and the cache of words seen in notes.
+pub struct Lexicon {
+    stemmer: Stemmer,
+    /// Every word seen in a note, with its term (its stem's id). FxHash for the same reason as
+    /// the BM25 vocabulary: it is on the hottest loop of an index build.
+    words: FxHashMap<Box<str>, TermId>,
+}
+
+impl std::fmt::Debug for Lexicon {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lexicon")
+            .field("words", &self.words.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Lexicon {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// How a query word was matched to the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryTerm {
+    /// The word (or another form of it) is in the notes.
+    Known(TermId),
+    /// Not in the notes; the closest word that is, by edit distance.
+    Corrected(TermId),
+    /// Nothing in the notes comes close.
+    Unknown,
+}
+
+impl Lexicon {
+    /// An empty lexicon.
+    pub fn new() -> Self {
+        Self {
+            stemmer: Stemmer::create(Algorithm::English),
+            words: FxHashMap::default(),
+        }
+    }
+
+    /// The stem of `word` (already lowercase).
+    pub fn stem<'a>(&self, word: &'a str) -> std::borrow::Cow<'a, str> {
+        // Digits, versions and ids ("16", "x1") are kept as they are.
+        if word.bytes().any(|b| b.is_ascii_digit()) {
+            return std::borrow::Cow::Borrowed(word);
+        }
+        self.stemmer.stem(word)
+    }
+
+    /// The term of a word in a note, interning its stem when new.
+    pub fn intern(&mut self, word: &str, bm25: &mut Bm25Index) -> TermId {
+        if let Some(id) = self.words.get(word) {
+            return *id;
+        }
+        let id = bm25.intern(&self.stem(word));
+        self.words.insert(word.into(), id);
+        id
+    }
+
+    /// The term of a query word: its own or its stem's, else the closest word the notes use
+    /// (edit distance 1 for words of 6+ characters, 2 for 10+), the most common one on ties.
+    pub fn lookup(&self, word: &str, bm25: &Bm25Index) -> QueryTerm {
+        let known = self
+            .words
+            .get(word)
+            .copied()
+            .or_else(|| bm25.term_id(&self.stem(word)));
+        if let Some(id) = known.filter(|id| bm25.doc_freq(*id) > 0) {
+            return QueryTerm::Known(id);
+        }
+        let chars = word.chars().count();
+        let max_distance = match chars {
+            n if n >= MIN_TWO_TYPO_CHARS => 2,
+            n if n >= MIN_TYPO_CHARS => 1,
+            _ => return QueryTerm::Unknown,
+        };
+        if word.bytes().any(|b| b.is_ascii_digit()) {
+            return QueryTerm::Unknown;
+        }
+        let mut best: Option<(usize, u32, TermId)> = None;
+        for (candidate, &id) in &self.words {
+            if candidate.len().abs_diff(word.len()) > max_distance {
+                continue;
+            }
+            let distance = strsim::damerau_levenshtein(word, candidate);
+            if distance == 0 || distance > max_distance {
+                continue;
+            }
+            let df = bm25.doc_freq(id);
+            if df == 0 {
+                continue;
+            }
+            let better = best.is_none_or(|(d, f, _)| distance < d || (distance == d && df > f));
+            if better {
+                best = Some((distance, df, id));
+            }
+        }
+        best.map_or(QueryTerm::Unknown, |(_, _, id)| QueryTerm::Corrected(id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lexicon_of(words: &[&str]) -> (Lexicon, Bm25Index) {
+        let mut lexicon = Lexicon::new();
+        let mut bm25 = Bm25Index::new();
+        let mut tokens: Vec<TermId> = words.iter().map(|w| lexicon.intern(w, &mut bm25)).collect();
+        bm25.add_chunk(&mut tokens);
+        (lexicon, bm25)
+    }
+
+    #[test]
+    fn word_forms_share_a_term() {
+        let (lexicon, bm25) = lexicon_of(&["passport", "renewed", "vaccines"]);
+        let known = |w: &str| matches!(lexicon.lookup(w, &bm25), QueryTerm::Known(_));
+        assert!(known("passports") && known("renewing") && known("vaccinations"));
+        assert_eq!(
+            lexicon.lookup("renewing", &bm25),
+            lexicon.lookup("renewed", &bm25)
+        );
+    }
+
+    #[test]
+    fn long_misspellings_are_corrected_and_short_unknown_words_are_not() {
+        let (lexicon, bm25) = lexicon_of(&["passport", "anniversary", "bloom", "greenway"]);
+        assert_eq!(
+            lexicon.lookup("pasport", &bm25),
+            lexicon.lookup("passport", &bm25).corrected()
+        );
+        assert!(matches!(
+            lexicon.lookup("anniversery", &bm25),
+            QueryTerm::Corrected(_)
+        ));
+        assert!(matches!(
+            lexicon.lookup("greenwey", &bm25),
+            QueryTerm::Corrected(_)
+        ));
+        assert_eq!(lexicon.lookup("blood", &bm25), QueryTerm::Unknown);
+        assert_eq!(lexicon.lookup("saxophone", &bm25), QueryTerm::Unknown);
+    }
+
+    #[test]
+    fn numbers_are_not_stemmed_or_corrected() {
+        let (lexicon, bm25) = lexicon_of(&["2026", "x1"]);
+        assert!(matches!(lexicon.lookup("2026", &bm25), QueryTerm::Known(_)));
+        assert_eq!(lexicon.lookup("2027", &bm25), QueryTerm::Unknown);
+    }
+
+    impl QueryTerm {
+        fn corrected(self) -> Self {
+            match self {
+                Self::Known(id) => Self::Corrected(id),
+                other => other,
+            }
+        }
+    }
+}
