@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reruns every benchmark and prints the tables that BENCHMARKS.md records.
-# Usage: bench/run.sh [cold-start|bridge|memory|core|all]   (default: all)
+# Usage: bench/run.sh [cold-start|bridge|memory|relevance|core|all]   (default: all)
 # Results depend on the machine; BENCHMARKS.md says which one produced its numbers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +27,12 @@ fi
 if [[ "$what" == all || "$what" == memory ]]; then
     section "openclaw-memory: 5,000 notes of ~2 KB, searched through stdio MCP"
     target/release/memory-bench --notes 5000 --queries 500 target/release/openclaw-memory
+fi
+
+if [[ "$what" == all || "$what" == relevance ]]; then
+    section "openclaw-memory relevance on tests/fixtures/relevance (RELEVANCE_SET=DIR for another set)"
+    cargo test --quiet --release -p openclaw-memory --test relevance -- --nocapture 2>&1 \
+        | sed -n '/^| kind/,/^no-answer/p'
 fi
 
 if [[ "$what" == all || "$what" == core ]]; then
