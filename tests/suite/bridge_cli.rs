@@ -319,7 +319,7 @@ async fn ctrl_c_cancels_a_running_exec_and_prints_what_it_did() -> anyhow::Resul
         out.read_to_string(&mut stdout).await?;
     }
     assert_eq!(status.code(), Some(130), "{stdout}\n{said}");
-    assert!(said.contains("cancelling the task"), "{said}");
+    assert!(said.contains("cancelling (Ctrl-C again"), "{said}");
     assert!(stdout.contains("halfway there"), "{stdout}");
     assert!(stdout.contains("Success: no"), "{stdout}");
     Ok(())

@@ -421,8 +421,8 @@ impl MemoryIndex {
     }
 
     /// The query's distinct terms with their weights, and the total IDF of every query word
-    /// (words the notes never use count at the highest IDF, so a chunk matching only the
-    /// common half of a query does not pass the coverage floor).
+    /// (words the notes never use count as the rarest word they do use, so a chunk matching
+    /// only the common half of a query does not pass the coverage floor).
     fn query_terms(&self, query: &str) -> Query {
         let mut words: Vec<String> = Vec::new();
         for word in self.analyzer.terms(query) {
@@ -430,7 +430,7 @@ impl MemoryIndex {
                 words.push(word);
             }
         }
-        let max_idf = self.bm25.max_idf();
+        let unseen_idf = self.bm25.unseen_idf();
         let mut terms: Vec<Term> = Vec::new();
         let mut total_idf = 0.0;
         for word in &words {
@@ -438,7 +438,7 @@ impl MemoryIndex {
                 QueryTerm::Known(id) => (id, 1.0),
                 QueryTerm::Corrected(id) => (id, CORRECTED_WEIGHT),
                 QueryTerm::Unknown => {
-                    total_idf += max_idf;
+                    total_idf += unseen_idf;
                     continue;
                 }
             };
@@ -820,6 +820,78 @@ mod tests {
             paths(&hits),
             ["MEMORY.md", "memory/2026-06-01.md", "memory/2026-01-01.md"]
         );
+    }
+
+    #[test]
+    fn a_word_the_notes_never_use_does_not_sink_the_words_they_do() {
+        // A tiny workspace: the unseen word weighs like the rarest real word, not more.
+        let dir = TempDir::new().unwrap();
+        write(
+            dir.path(),
+            "MEMORY.md",
+            "# Decisions\n\n- Invoices are stored in PostgreSQL.\n- Deploys on Tuesdays.\n",
+        );
+        write(
+            dir.path(),
+            "memory/2026-11-20.md",
+            "Talked about the garden.\n",
+        );
+        let hits = index(&dir).search("invoices database", 5, None);
+        assert_eq!(paths(&hits), ["MEMORY.md"]);
+        assert!(index(&dir).search("blood type", 5, None).is_empty());
+    }
+
+    #[test]
+    fn misspelled_and_inflected_words_still_find_the_note() {
+        let dir = TempDir::new().unwrap();
+        write(
+            dir.path(),
+            "memory/2026-02-20.md",
+            "- Passport renewed; it expires 2036-02-11.\n",
+        );
+        write(dir.path(), "memory/2026-02-21.md", "- Bought bread.\n");
+        let index = index(&dir);
+        assert_eq!(
+            paths(&index.search("renewing passports", 5, None)),
+            ["memory/2026-02-20.md"]
+        );
+        assert_eq!(
+            paths(&index.search("pasport expiry", 5, None)),
+            ["memory/2026-02-20.md"]
+        );
+    }
+
+    #[test]
+    fn the_newer_of_two_conflicting_notes_ranks_first_without_a_decay() {
+        let dir = TempDir::new().unwrap();
+        write(
+            dir.path(),
+            "memory/2025-01-10.md",
+            "- Maya's work laptop is a ThinkPad X1.\n",
+        );
+        write(
+            dir.path(),
+            "memory/2026-05-19.md",
+            "- Maya got a new laptop: a Framework 13.\n",
+        );
+        write(dir.path(), "memory/2026-06-01.md", "- Lunch with Dev.\n");
+        let hits = index(&dir).search("Maya's laptop", 5, None);
+        assert_eq!(
+            paths(&hits),
+            ["memory/2026-05-19.md", "memory/2025-01-10.md"]
+        );
+    }
+
+    #[test]
+    fn superseded_directives_rank_below_the_active_ones() {
+        let dir = TempDir::new().unwrap();
+        write(
+            dir.path(),
+            "USER.md",
+            "## Directives\n\n<!-- observed: 2025-01-01 | status: superseded -->\n- Book meetings after 09:00.\n\n<!-- observed: 2026-01-01 | status: active -->\n- Book meetings after 10:00.\n",
+        );
+        let hits = index(&dir).search("book meetings", 5, None);
+        assert_eq!(hits[0].snippet, "- Book meetings after 10:00.");
     }
 
     #[test]

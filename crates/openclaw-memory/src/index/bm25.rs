@@ -160,10 +160,12 @@ impl Bm25Index {
         self.doc_freq.get(term as usize).copied().unwrap_or(0)
     }
 
-    /// The inverse document frequency of a term no chunk holds: the most a term can weigh.
-    pub fn max_idf(&self) -> f32 {
+    /// The weight given to a query word no chunk holds: that of a word one chunk holds (the
+    /// rarest a real word gets), not the unbounded IDF of df = 0, which in a small workspace
+    /// would make one unknown word outweigh the whole rest of the query.
+    pub fn unseen_idf(&self) -> f32 {
         let n = self.live_chunks as f32;
-        ((n + 0.5) / 0.5 + 1.0).ln()
+        ((n - 1.0 + 0.5) / 1.5 + 1.0).ln()
     }
 
     /// Inverse document frequency of a term (BM25+ style, never negative).
