@@ -163,18 +163,23 @@ pub enum DirAccess {
     Held,
 }
 
-/// Where progress messages go.
+/// Where progress notifications go: the client's peer and the token it sent.
 #[derive(Debug, Clone)]
-pub enum ProgressSink {
-    /// An MCP client, as `notifications/progress` with the token it sent.
-    Mcp {
-        /// The client.
-        peer: Peer<RoleServer>,
-        /// Its progress token for this request.
-        token: ProgressToken,
-    },
-    /// A channel of plain messages (the terminal subcommands draw them).
-    Channel(mpsc::UnboundedSender<String>),
+pub struct ProgressSink {
+    /// The client.
+    pub peer: Peer<RoleServer>,
+    /// Its progress token for this request.
+    pub token: ProgressToken,
+}
+
+impl ProgressSink {
+    /// The client of a tool call, when it sent a progress token.
+    pub fn for_request(context: &rmcp::service::RequestContext<RoleServer>) -> Option<Self> {
+        context.meta.get_progress_token().map(|token| Self {
+            peer: context.peer.clone(),
+            token,
+        })
+    }
 }
 
 /// One entry of the step-by-step log (`copilot_code_verbose`).
@@ -730,27 +735,17 @@ async fn relay(
     steps
 }
 
-/// Sends progress messages, redacted, until the relay ends: to an MCP client as numbered
-/// `notifications/progress`, or down a channel. The first failure stops it (the listener is
-/// gone).
+/// Sends progress messages as numbered `notifications/progress`, redacted, until the relay
+/// ends; the first failure stops it (the client is gone).
 pub(crate) async fn forward(mut messages: mpsc::UnboundedReceiver<String>, sink: ProgressSink) {
     let mut count = 0_u32;
     while let Some(message) = messages.recv().await {
         count += 1;
         let message = Redactor::shared().redact(&message).into_owned();
-        let delivered = match &sink {
-            ProgressSink::Mcp { peer, token } => {
-                let param = ProgressNotificationParam::new(token.clone(), f64::from(count))
-                    .with_message(message);
-                peer.notify_progress(param)
-                    .await
-                    .map_err(|err| tracing::debug!(%err, "progress notification failed"))
-                    .is_ok()
-            }
-            ProgressSink::Channel(out) => out.send(message).is_ok(),
-        };
-        if !delivered {
-            tracing::debug!("progress listener gone; not sending more");
+        let param = ProgressNotificationParam::new(sink.token.clone(), f64::from(count))
+            .with_message(message);
+        if let Err(err) = sink.peer.notify_progress(param).await {
+            tracing::debug!(%err, "progress notification failed; not sending more");
             return;
         }
     }

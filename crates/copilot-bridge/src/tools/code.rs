@@ -421,13 +421,7 @@ impl BridgeServer {
             model: args.model.filter(|m| !m.trim().is_empty()),
             access: DirAccess::Exclusive,
         };
-        let progress = context
-            .meta
-            .get_progress_token()
-            .map(|token| ProgressSink::Mcp {
-                peer: context.peer.clone(),
-                token,
-            });
+        let progress = ProgressSink::for_request(context);
         let report = self
             .runner()
             .run(request, progress, context.ct.clone())

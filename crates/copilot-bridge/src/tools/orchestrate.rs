@@ -279,13 +279,7 @@ impl BridgeServer {
         Parameters(args): Parameters<OrchestrateArgs>,
         context: RequestContext<RoleServer>,
     ) -> Result<Answer<OrchestrateResult>, ToolError> {
-        let progress = context
-            .meta
-            .get_progress_token()
-            .map(|token| ProgressSink::Mcp {
-                peer: context.peer.clone(),
-                token,
-            });
+        let progress = ProgressSink::for_request(&context);
         let result = self.orchestrate(args, progress, context.ct.clone()).await?;
         let text = render(&result, self.config().output_limit_bytes);
         Ok(Answer::new(text, result))
