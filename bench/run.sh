@@ -19,9 +19,10 @@ fi
 
 if [[ "$what" == all || "$what" == bridge ]]; then
     section "copilot-bridge through the official MCP Python SDK (release build)"
-    scripts/peers/python-mcp.sh >/dev/null
+    scripts/peers/python-mcp.sh target/peers >/dev/null
     target/peers/python/bin/python bench/bridge_bench.py \
         target/release/copilot-bridge target/release/scripted-acp-agent
+    target/release/read-bench target/release/copilot-bridge
 fi
 
 if [[ "$what" == all || "$what" == memory ]]; then
