@@ -252,6 +252,38 @@ async fn a_given_plan_skips_planning_and_the_overall_timeout_cancels_running_sub
     assert_eq!(task(report, "l")["status"], "cancelled", "{report}");
     assert!(bed.model.chat_requests("SUB-LATER").is_empty());
 
+    // Cancelling the call stops the running sub-task and frees the directory for the next call.
+    bed.model
+        .script("SUB-HANG-2", [Reply::hang("thinking again ")]);
+    bed.model
+        .script("AFTER-CANCEL", [Reply::text("the directory is free")]);
+    let plan = json!({"tasks": [{"id": "h2", "description": "SUB-HANG-2"}]});
+    mcp.send(&send_call(
+        90,
+        "copilot_orchestrate",
+        &json!({"task": "hang until cancelled", "plan": plan}),
+        None,
+    ))
+    .await?;
+    bed.model
+        .wait_for_chat_requests("SUB-HANG-2", 1, TASK)
+        .await?;
+    mcp.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 90}}),
+    )
+    .await?;
+    let after = timeout(
+        TASK,
+        mcp.call_tool("copilot_code", json!({"task": "AFTER-CANCEL"})),
+    )
+    .await??;
+    assert_eq!(
+        structured(&after)?["text"],
+        "the directory is free",
+        "{after}"
+    );
+
     // Bad arguments are clear errors, and the server keeps serving.
     let cycle = json!({"tasks": [{"id": "a", "description": "1"}, {"id": "b", "description": "2"}],
                        "dependencies": {"a": ["b"], "b": ["a"]}});
