@@ -365,7 +365,10 @@ fn credentials(config: &Config) -> String {
         // The CLI's own BYOK variables, set directly rather than through COPILOT_BYOK_*.
         (None, None) if config.env.get("COPILOT_PROVIDER_BASE_URL").is_some() => format!(
             "BYOK through COPILOT_PROVIDER_* at {}",
-            config.env.get("COPILOT_PROVIDER_BASE_URL").unwrap_or_default()
+            config
+                .env
+                .get("COPILOT_PROVIDER_BASE_URL")
+                .unwrap_or_default()
         ),
         (None, None) => "the CLI's own login".to_owned(),
     }
