@@ -355,3 +355,50 @@ async fn the_orchestrate_subcommand_prints_events_and_the_json_report() -> anyho
     assert!(stderr.contains("plan_complete"), "{stderr}");
     Ok(())
 }
+
+#[tokio::test]
+async fn ctrl_c_stops_the_orchestrate_subcommand_and_still_prints_the_report() -> anyhow::Result<()>
+{
+    let bed = CopilotBed::start().await?;
+    bed.model.script("SUB-WAIT", [Reply::hang("waiting ")]);
+    bed.model.script("SUB-NEXT", [Reply::text("never")]);
+    let plan = bed.home().join("plan.json");
+    std::fs::write(
+        &plan,
+        json!({"tasks": [{"id": "w", "description": "SUB-WAIT"},
+                         {"id": "n", "description": "SUB-NEXT"}],
+               "dependencies": {"n": ["w"]}})
+        .to_string(),
+    )?;
+    let child = tokio::process::Command::new(binary_path("copilot-bridge"))
+        .args(["orchestrate", "--json", "--plan"])
+        .arg(&plan)
+        .arg("wait, then go on")
+        .env_clear()
+        .env("HOME", bed.home())
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(bridge_env(&bed))
+        .current_dir(bed.workspace())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    bed.model
+        .wait_for_chat_requests("SUB-WAIT", 1, TASK)
+        .await?;
+    let pid = child.id().ok_or_else(|| anyhow::anyhow!("no pid"))?;
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(i32::try_from(pid)?)
+            .ok_or_else(|| anyhow::anyhow!("pid 0"))?,
+        rustix::process::Signal::INT,
+    )?;
+    let output = timeout(TASK, child.wait_with_output()).await??;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(130), "{stdout}");
+    let report: Value = serde_json::from_str(&stdout)?;
+    assert_eq!(report["stopped"]["kind"], "cancelled", "{report}");
+    assert_eq!(task(&report, "w")["status"], "cancelled", "{report}");
+    assert_eq!(task(&report, "n")["status"], "cancelled", "{report}");
+    assert!(bed.model.chat_requests("SUB-NEXT").is_empty());
+    Ok(())
+}
