@@ -323,9 +323,8 @@ impl BridgeServer {
             .hold_directory(&working_dir, &cancel)
             .await
             .map_err(|e| ToolError::model(&e))?;
-        let deadline = options
-            .timeout
-            .map(|limit| tokio::time::Instant::now() + limit);
+        // The overall timeout counts from here, planning included.
+        let clock = tokio::time::Instant::now();
 
         let (messages, received) = mpsc::unbounded_channel();
         let pumping = progress.map(|sink| tokio::spawn(pump(received, sink)));
@@ -357,9 +356,11 @@ impl BridgeServer {
             }
         ));
 
-        // What is left of the overall timeout after planning.
+        // Planning spent part of the overall timeout: the run stops that much sooner (at once,
+        // starting nothing, when planning used it all up), and the report still names the
+        // caller's timeout.
         let options = RunOptions {
-            timeout: deadline.map(|d| d.saturating_duration_since(tokio::time::Instant::now())),
+            timeout_spent: clock.elapsed(),
             ..options
         };
         let subtasks = Arc::new(CopilotSubtasks {

@@ -206,6 +206,9 @@ pub struct RunOptions {
     pub concurrency: Concurrency,
     /// Stop the whole run after this long; `None` waits for the tasks however long they take.
     pub timeout: Option<Duration>,
+    /// How much of `timeout` was used up before the run started (planning, say): the run stops
+    /// that much sooner, and still reports the whole timeout as the one that passed.
+    pub timeout_spent: Duration,
     /// How long running tasks get to return after cancellation before they are aborted.
     pub cancel_grace: Duration,
 }
@@ -216,6 +219,7 @@ impl Default for RunOptions {
             strategy: Strategy::default(),
             concurrency: Concurrency::default(),
             timeout: None,
+            timeout_spent: Duration::ZERO,
             cancel_grace: DEFAULT_CANCEL_GRACE,
         }
     }
@@ -322,7 +326,10 @@ impl<'a, E: FnMut(Event) + Send> Dispatcher<'a, E> {
 
     async fn run_to_end<R: TaskRunner + 'static>(&mut self, runner: &Arc<R>) {
         self.start = Instant::now();
-        let deadline = self.options.timeout.map(|timeout| self.start + timeout);
+        let deadline = self
+            .options
+            .timeout
+            .map(|timeout| self.start + timeout.saturating_sub(self.options.timeout_spent));
         if self.options.strategy == Strategy::Eager {
             for task in 0..self.slots.len() {
                 if self.slots[task].waiting_on == 0 {
@@ -331,9 +338,14 @@ impl<'a, E: FnMut(Event) + Send> Dispatcher<'a, E> {
             }
         }
         loop {
-            // Checked before dispatching so a token cancelled before the run starts nothing.
+            // Checked before dispatching so a token cancelled (or a timeout used up, e.g. by
+            // planning) before the run starts nothing.
             if self.stopped.is_none() && self.token.is_cancelled() {
                 self.stop(StopReason::Cancelled);
+            }
+            if self.stopped.is_none() && deadline.is_some_and(|at| Instant::now() >= at) {
+                let timeout_ms = millis(self.options.timeout.unwrap_or_default());
+                self.stop(StopReason::TimedOut { timeout_ms });
             }
             if self.stopped.is_none() {
                 self.start_ready_tasks(runner);
@@ -1080,6 +1092,54 @@ mod tests {
         assert_eq!(
             report.summary,
             "0/2 tasks succeeded, 0 skipped, 0 failed, 2 cancelled"
+        );
+        Ok(())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_timeout_used_up_before_the_run_starts_no_task_and_is_reported_whole()
+    -> anyhow::Result<()> {
+        let dag = dag(&["a", "b"], &[("b", &["a"])])?;
+        let runner = Arc::new(FakeRunner::new(&[("a", 1)]));
+        let options = RunOptions {
+            timeout: Some(Duration::from_secs(5)),
+            timeout_spent: Duration::from_secs(6),
+            ..RunOptions::default()
+        };
+        let (report, events) =
+            run_collecting(&dag, &runner, &options, &CancellationToken::new()).await;
+        assert_eq!(runner.log().len(), 0);
+        assert!(
+            !events
+                .iter()
+                .any(|event| matches!(event, Event::TaskStart { .. })),
+            "{events:?}"
+        );
+        assert_eq!(
+            report.stopped,
+            Some(StopReason::TimedOut { timeout_ms: 5_000 })
+        );
+        assert_eq!(
+            report.summary,
+            "0/2 tasks succeeded, 0 skipped, 0 failed, 2 cancelled"
+        );
+        Ok(())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_partly_spent_timeout_stops_the_run_sooner() -> anyhow::Result<()> {
+        let dag = dag(&["a"], &[])?;
+        let runner = Arc::new(FakeRunner::new(&[("a", 100)]));
+        let options = RunOptions {
+            timeout: Some(Duration::from_secs(5)),
+            timeout_spent: Duration::from_secs(2),
+            ..RunOptions::default()
+        };
+        let (report, _) = run_collecting(&dag, &runner, &options, &CancellationToken::new()).await;
+        assert_eq!(report.makespan_ms, 3_000);
+        assert_eq!(
+            report.stopped,
+            Some(StopReason::TimedOut { timeout_ms: 5_000 })
         );
         Ok(())
     }
