@@ -23,7 +23,7 @@ use crate::index::bm25::{Bm25Index, ChunkId, TermId};
 use crate::index::chunk::{ChunkOptions, LineRange, chunk_lines};
 use crate::index::lexicon::{Lexicon, QueryTerm};
 use crate::index::rank::{
-    RankOptions, coverage_factor, newness_factor, proximity_factor, recency_factor,
+    RankOptions, coverage_factor, focus_factor, newness_factor, proximity_factor, recency_factor,
 };
 use crate::index::snippet::LineMatch;
 use crate::index::tokenize::Analyzer;
@@ -50,6 +50,9 @@ const CONFLICT_SCORE_RATIO: f32 = 0.4;
 const HEADING_FACTOR: f32 = 0.5;
 /// Weight of a query word corrected for a typo: a guess counts a little less than a match.
 const CORRECTED_WEIGHT: f32 = 0.8;
+/// Most hits one chunk yields: a section can hold several separate answers (the directives of
+/// `USER.md`), each quoted on its own.
+const WINDOWS_PER_CHUNK: usize = 4;
 
 /// One ranked local result: a short window of lines in one memory file.
 #[derive(Debug, Clone, PartialEq)]
@@ -321,103 +324,176 @@ impl MemoryIndex {
             return Vec::new();
         }
         let mut scores = vec![0.0_f32; self.bm25.slots()];
-        let mut matched = vec![0_u16; self.bm25.slots()];
+        let mut held = vec![0.0_f32; self.bm25.slots()];
         for term in &query.terms {
             self.bm25
-                .accumulate(term.id, term.weight, &mut scores, &mut matched);
+                .accumulate(term.id, term.weight, &mut scores, &mut held);
         }
-        let mut candidates: Vec<(ChunkId, f32)> = scores
+        // Candidates by how much of the query a chunk holds (IDF-weighted), then BM25: a long
+        // section (the directives of USER.md, a curated MEMORY.md) is not passed over for
+        // being long, since what gets ranked below is a few of its lines, not all of it.
+        let mut candidates: Vec<(ChunkId, f32, f32)> = held
             .iter()
+            .zip(&scores)
             .enumerate()
-            .filter(|(i, s)| **s > 0.0 && matched[*i] > 0)
-            .map(|(i, s)| (ChunkId::try_from(i).unwrap_or(ChunkId::MAX), *s))
+            .filter(|(_, (h, _))| **h > 0.0)
+            .map(|(i, (h, s))| (ChunkId::try_from(i).unwrap_or(ChunkId::MAX), *h, *s))
             .collect();
+        let by_weight = |a: &(ChunkId, f32, f32), b: &(ChunkId, f32, f32)| {
+            b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2))
+        };
         let keep = (limit * CANDIDATES_PER_RESULT).max(MIN_CANDIDATES);
         if candidates.len() > keep {
-            candidates.select_nth_unstable_by(keep, |a, b| b.1.total_cmp(&a.1));
+            candidates.select_nth_unstable_by(keep, by_weight);
             candidates.truncate(keep);
         }
 
         let span = self.day_span();
-        let mut ranked: Vec<Ranked> = candidates
-            .into_iter()
-            .filter_map(|(chunk, bm25)| {
-                let info = self.chunk_info[chunk as usize];
-                let file = self.files[info.file as usize].as_ref()?;
-                let (positions, line_masks) = locate(file, info.range, &query.terms);
-                let lines = self.line_matches(file, info.range, &line_masks);
-                // Facts are written one bullet at a time: what counts is how much of the query
-                // a few neighbouring lines hold, not the whole chunk.
-                // Words spread over the chunk count too, for less than words together.
-                let spread = window_value_all(&lines, &query) * SPREAD_COVERAGE;
-                let covered = window_coverage(&lines, &query).max(spread);
-                if covered < self.ranking.min_coverage {
-                    return None;
-                }
-                let present: Vec<Vec<usize>> =
-                    positions.into_iter().filter(|p| !p.is_empty()).collect();
-                let replaced = only_superseded_lines_match(file, info.range, &line_masks);
-                let superseded = if replaced {
-                    self.ranking.superseded_factor
-                } else {
-                    1.0
-                };
-                let relevance = bm25
-                    * coverage_factor(&self.ranking, covered)
-                    * proximity_factor(&self.ranking, &present)
-                    * newness_factor(&self.ranking, file.day, span)
-                    * superseded;
-                let score = relevance * recency_factor(&self.ranking, file.day, today);
-                (score >= self.ranking.min_score).then_some(Ranked {
-                    chunk,
-                    score,
-                    relevance,
-                    lines,
-                })
-            })
-            .collect();
-        ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
-        self.newer_first_on_conflict(&mut ranked, &query);
-        // The floor judges how well a chunk matches, not how old it is: an optional half-life
-        // decay reorders hits but does not make old notes vanish.
-        let floor = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max)
-            * self.ranking.relative_floor;
-
-        let mut hits: Vec<LocalHit> = Vec::with_capacity(limit);
-        let weights: Vec<f32> = query.terms.iter().map(|t| t.idf).collect();
-        for Ranked {
-            chunk,
-            score,
-            relevance,
-            lines,
-        } in ranked
-        {
-            if relevance < floor {
-                continue;
-            }
+        let mut ranked: Vec<Ranked> = Vec::new();
+        for (chunk, _, _) in candidates {
             let info = self.chunk_info[chunk as usize];
             let Some(file) = self.files[info.file as usize].as_ref() else {
                 continue;
             };
-            let window = snippet::best_window(&lines, &weights, info.range.start, |i| file.line(i));
-            let duplicate = hits.iter().any(|h| {
-                h.path == file.path && h.start_line <= window.end + 1 && window.start < h.end_line
-            });
-            if duplicate {
+            self.rank_windows(file, chunk, info.range, &query, span, today, &mut ranked);
+        }
+        ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
+        self.newer_first_on_conflict(&mut ranked, &query);
+        // The floor judges how well a window matches, not how old it is: an optional half-life
+        // decay reorders hits but does not make old notes vanish.
+        let best = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max);
+        let best_covered = ranked.iter().map(|r| r.covered).fold(0.0_f32, f32::max);
+        let floor = best * self.ranking.relative_floor;
+        // When no window holds most of the query, the search is a guess: return only the few
+        // best guesses instead of a page of weak ones.
+        let limit = if best_covered < self.ranking.confident_coverage {
+            limit.min(self.ranking.guess_limit)
+        } else {
+            limit
+        };
+
+        let mut hits: Vec<LocalHit> = Vec::with_capacity(limit);
+        let mut repeats: Vec<LocalHit> = Vec::new();
+        let mut quoted: Vec<Vec<TermId>> = Vec::with_capacity(limit);
+        for r in ranked {
+            if r.relevance < floor || r.score < self.ranking.min_score {
                 continue;
             }
-            hits.push(LocalHit {
+            let info = self.chunk_info[r.chunk as usize];
+            let Some(file) = self.files[info.file as usize].as_ref() else {
+                continue;
+            };
+            let window = r.window;
+            let overlapping = hits.iter().chain(&repeats).any(|h| {
+                h.path == file.path && h.start_line <= window.end + 1 && window.start < h.end_line
+            });
+            if overlapping {
+                continue;
+            }
+            let hit = LocalHit {
                 path: file.path.clone(),
                 start_line: window.start + 1,
                 end_line: window.end + 1,
-                score,
+                score: r.score,
                 snippet: snippet::text(window, |i| file.line(i)),
-            });
+            };
+            // A routine line logged again and again ("standup: on schedule") is one answer,
+            // not five: near-repeats of a hit already quoted wait until the end.
+            let terms = window_terms(file, window);
+            if quoted.iter().any(|q| near_repeat(q, &terms)) {
+                repeats.push(hit);
+                continue;
+            }
+            quoted.push(terms);
+            hits.push(hit);
             if hits.len() == limit {
                 break;
             }
         }
+        let room = limit - hits.len();
+        hits.extend(repeats.into_iter().take(room));
         hits
+    }
+
+    /// Ranks the best few windows of one candidate chunk (a bullet with its continuation, a
+    /// short paragraph, a directive) into `out`. A window scores the query weight it holds,
+    /// plus a little for query words elsewhere in its chunk (its section: the heading, the
+    /// neighbouring bullets), times the boosts of [`rank`].
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call site; the pieces are the search's own state"
+    )]
+    fn rank_windows(
+        &self,
+        file: &IndexedFile,
+        chunk: ChunkId,
+        range: LineRange,
+        query: &Query,
+        span: Option<(i64, i64)>,
+        today: Option<i64>,
+        out: &mut Vec<Ranked>,
+    ) {
+        let masks = locate(file, range, &query.terms);
+        let lines = self.line_matches(file, range, &masks);
+        let weights: Vec<f32> = query.terms.iter().map(|t| t.idf).collect();
+        let whole = snippet::window_value(&lines, &weights);
+        // No window holds more than the whole chunk.
+        if whole < self.ranking.min_coverage * query.total_idf {
+            return;
+        }
+        let newness = newness_factor(&self.ranking, file.day, span);
+        let decay = recency_factor(&self.ranking, file.day, today);
+        let mut used = vec![false; lines.len()];
+        for _ in 0..WINDOWS_PER_CHUNK {
+            let Some((start, end)) =
+                snippet::best_unit(&lines, &weights, &used, snippet::UNIT_LINES)
+            else {
+                break;
+            };
+            used[start..=end].fill(true);
+            let held = &lines[start..=end];
+            let value = snippet::window_value(held, &weights);
+            let raw = value + self.ranking.context_weight * (whole - value);
+            let covered = (raw / query.total_idf).min(1.0);
+            if covered < self.ranking.min_coverage {
+                continue;
+            }
+            let (first, last) = (range.start + start, range.start + end);
+            let present = positions_in(file, first, last, &query.terms);
+            // Every matching line of the window holds a replaced fact.
+            let replaced = !file.superseded.is_empty()
+                && (first..=last)
+                    .filter(|&i| lines[i - range.start].mask != 0)
+                    .all(|i| file.superseded.binary_search(&i).is_ok());
+            let superseded = if replaced {
+                self.ranking.superseded_factor
+            } else {
+                1.0
+            };
+            let terms = file.term_starts[last + 1] - file.term_starts[first];
+            let relevance = raw
+                * coverage_factor(&self.ranking, covered)
+                * proximity_factor(&self.ranking, &present)
+                * focus_factor(&self.ranking, terms as usize)
+                * newness
+                * superseded;
+            let window = snippet::quoted(
+                LineRange {
+                    start: first,
+                    end: last,
+                },
+                range,
+                |i| file.line(i),
+            );
+            out.push(Ranked {
+                chunk,
+                window,
+                score: relevance * decay,
+                relevance,
+                covered,
+                lines: held.to_vec(),
+            });
+        }
     }
 
     /// The query's distinct terms with their weights, and the total IDF of every query word
@@ -535,12 +611,17 @@ impl MemoryIndex {
     }
 }
 
-/// A candidate chunk with its score (`relevance` before the optional half-life decay).
+/// A candidate hit: a few lines of one chunk with their score (`relevance` before the
+/// optional half-life decay) and the share of the query they hold.
 #[derive(Debug)]
 struct Ranked {
     chunk: ChunkId,
+    /// The lines to quote (0-based, absolute).
+    window: LineRange,
     score: f32,
     relevance: f32,
+    covered: f32,
+    /// The window's lines with their query terms.
     lines: Vec<LineMatch>,
 }
 
@@ -560,48 +641,19 @@ struct Query {
     total_idf: f32,
 }
 
-/// Positions of each query term within the chunk (token offsets) and, per line of the chunk,
-/// a bit mask of the query terms it holds.
-fn locate(file: &IndexedFile, range: LineRange, terms: &[Term]) -> (Vec<Vec<usize>>, Vec<u64>) {
-    let mut positions = vec![Vec::new(); terms.len()];
-    let mut masks = Vec::with_capacity(range.end - range.start + 1);
-    let mut pos = 0;
-    for i in range.start..=range.end {
-        let line = &file.terms[file.term_starts[i] as usize..file.term_starts[i + 1] as usize];
-        let mut mask = 0_u64;
-        for id in line {
-            if let Some(q) = terms.iter().position(|t| t.id == *id) {
-                positions[q].push(pos);
-                mask |= 1 << q;
-            }
-            pos += 1;
-        }
-        masks.push(mask);
-    }
-    (positions, masks)
-}
-
-/// How much query words spread over a chunk count, against the same words within
-/// [`COVERAGE_WINDOW_LINES`] lines.
-const SPREAD_COVERAGE: f32 = 0.75;
-/// Lines a fact may span: a bullet and its continuation line.
-const COVERAGE_WINDOW_LINES: usize = 2;
-
-/// The largest share of the query's IDF held by any [`COVERAGE_WINDOW_LINES`] consecutive
-/// lines of the chunk (headings and superseded lines counting less, see [`LineMatch`]).
-fn window_coverage(lines: &[LineMatch], query: &Query) -> f32 {
-    let weights: Vec<f32> = query.terms.iter().map(|t| t.idf).collect();
-    let best = lines
-        .windows(COVERAGE_WINDOW_LINES.min(lines.len()).max(1))
-        .map(|w| snippet::window_value(w, &weights))
-        .fold(0.0_f32, f32::max);
-    best / query.total_idf
-}
-
-/// The share of the query's IDF the whole chunk holds.
-fn window_value_all(lines: &[LineMatch], query: &Query) -> f32 {
-    let weights: Vec<f32> = query.terms.iter().map(|t| t.idf).collect();
-    snippet::window_value(lines, &weights) / query.total_idf
+/// Per line of the chunk, a bit mask of the query terms it holds.
+fn locate(file: &IndexedFile, range: LineRange, terms: &[Term]) -> Vec<u64> {
+    (range.start..=range.end)
+        .map(|i| {
+            let line = &file.terms[file.term_starts[i] as usize..file.term_starts[i + 1] as usize];
+            line.iter().fold(0_u64, |mask, id| {
+                terms
+                    .iter()
+                    .position(|t| t.id == *id)
+                    .map_or(mask, |q| mask | (1 << q))
+            })
+        })
+        .collect()
 }
 
 /// The query terms anywhere in a chunk.
@@ -609,25 +661,59 @@ fn chunk_mask(lines: &[LineMatch]) -> u64 {
     lines.iter().fold(0, |acc, l| acc | l.mask)
 }
 
-/// Whether every line of the chunk that matches the query holds a superseded fact.
-fn only_superseded_lines_match(file: &IndexedFile, range: LineRange, masks: &[u64]) -> bool {
-    if file.superseded.is_empty() {
-        return false;
-    }
-    let mut any = false;
-    for (offset, mask) in masks.iter().enumerate() {
-        if *mask != 0 {
-            if file
-                .superseded
-                .binary_search(&(range.start + offset))
-                .is_err()
-            {
-                return false;
-            }
-            any = true;
+/// Positions (token offsets from the window's first term) of each query term found in lines
+/// `start..=end` of a file, skipping the terms the window lacks.
+fn positions_in(file: &IndexedFile, start: usize, end: usize, terms: &[Term]) -> Vec<Vec<usize>> {
+    let first = file.term_starts[start] as usize;
+    let last = file.term_starts[end + 1] as usize;
+    let mut positions = vec![Vec::new(); terms.len()];
+    for (pos, id) in file.terms[first..last].iter().enumerate() {
+        if let Some(q) = terms.iter().position(|t| t.id == *id) {
+            positions[q].push(pos);
         }
     }
-    any
+    positions.retain(|p| !p.is_empty());
+    positions
+}
+
+/// The distinct terms of a quoted window, sorted (for spotting near-repeats).
+fn window_terms(file: &IndexedFile, window: LineRange) -> Vec<TermId> {
+    let first = file.term_starts[window.start] as usize;
+    let last = file.term_starts[window.end + 1] as usize;
+    let mut terms = file.terms[first..last].to_vec();
+    terms.sort_unstable();
+    terms.dedup();
+    terms
+}
+
+/// Share of distinct terms two windows must have in common (Jaccard) to be the same routine
+/// line logged twice ("Reminder set for Noor's dentist appointment" and the same for Luis
+/// share 5 of 7). Two versions of a changed fact share far less: the new value is the point.
+const REPEAT_SIMILARITY: f32 = 0.6;
+
+/// Whether two sorted term sets are near-repeats (see [`REPEAT_SIMILARITY`]).
+#[expect(
+    clippy::cast_precision_loss,
+    reason = "term counts of a few lines are tiny"
+)]
+fn near_repeat(a: &[TermId], b: &[TermId]) -> bool {
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0_usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - common;
+    common as f32 >= REPEAT_SIMILARITY * union as f32
 }
 
 /// The lines of a file that hold replaced facts: in `USER.md` files, the superseded directives

@@ -176,8 +176,9 @@ impl Bm25Index {
     }
 
     /// Adds `weight × BM25(term)` for every live chunk holding `term` into `scores`, and
-    /// counts the match in `matched` (both indexed by chunk id, sized [`Self::slots`]).
-    pub fn accumulate(&self, term: TermId, weight: f32, scores: &mut [f32], matched: &mut [u16]) {
+    /// `weight × IDF(term)` into `covered` (how much of the query the chunk holds, whatever its
+    /// length; both indexed by chunk id, sized [`Self::slots`]).
+    pub fn accumulate(&self, term: TermId, weight: f32, scores: &mut [f32], covered: &mut [f32]) {
         if self.live_chunks == 0 {
             return;
         }
@@ -191,7 +192,7 @@ impl Bm25Index {
             let tf = posting.tf as f32;
             let norm = K1 * (1.0 - B + B * slot.len as f32 / avg_len.max(1.0));
             scores[posting.chunk as usize] += idf * tf * (K1 + 1.0) / (tf + norm);
-            matched[posting.chunk as usize] += 1;
+            covered[posting.chunk as usize] += idf;
         }
     }
 }
@@ -209,10 +210,10 @@ mod tests {
 
     fn scores(index: &Bm25Index, query: &str) -> Vec<f32> {
         let mut scores = vec![0.0; index.slots()];
-        let mut matched = vec![0; index.slots()];
+        let mut covered = vec![0.0; index.slots()];
         for word in query.split(' ') {
             if let Some(t) = index.term_id(word) {
-                index.accumulate(t, 1.0, &mut scores, &mut matched);
+                index.accumulate(t, 1.0, &mut scores, &mut covered);
             }
         }
         scores

@@ -34,6 +34,17 @@ pub struct RankOptions {
     pub relative_floor: f32,
     /// Hits scoring below this are dropped (0 keeps everything that matched).
     pub min_score: f32,
+    /// How much a query word elsewhere in a hit's chunk (its section) counts, against the
+    /// same word in the quoted lines.
+    pub context_weight: f32,
+    /// How strongly longer windows are discounted (0: not at all): the same words in a short
+    /// line state a fact more directly than in a long paragraph.
+    pub focus: f32,
+    /// Share of the query's IDF the best hit must hold for the search to return a full page;
+    /// below it the search is a guess and returns at most [`Self::guess_limit`] hits.
+    pub confident_coverage: f32,
+    /// Most hits returned when the best one holds less than [`Self::confident_coverage`].
+    pub guess_limit: usize,
 }
 
 impl Default for RankOptions {
@@ -47,6 +58,10 @@ impl Default for RankOptions {
             min_coverage: 0.3,
             relative_floor: 0.25,
             min_score: 0.0,
+            context_weight: 0.3,
+            focus: 0.2,
+            confident_coverage: 0.7,
+            guess_limit: 2,
         }
     }
 }
@@ -110,6 +125,16 @@ fn pair_closeness(first: &[usize], second: &[usize]) -> f32 {
         }
     }
     best
+}
+
+/// Terms in a typical quoted window (a bullet of about a dozen meaningful words).
+const TYPICAL_WINDOW_TERMS: f32 = 10.0;
+
+/// The focus factor of a window holding `terms` meaningful words: `1 / (1 − f + f × terms /
+/// typical)`, BM25's length normalisation applied to the quoted lines.
+pub fn focus_factor(options: &RankOptions, terms: usize) -> f32 {
+    let f = options.focus.clamp(0.0, 1.0);
+    1.0 / (1.0 - f + f * terms as f32 / TYPICAL_WINDOW_TERMS).max(0.1)
 }
 
 /// The recency factor for a note dated `day` (days since the epoch) seen on `today`:

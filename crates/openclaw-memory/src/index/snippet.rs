@@ -37,6 +37,59 @@ pub fn window_value(lines: &[LineMatch], weights: &[f32]) -> f32 {
         .sum()
 }
 
+/// Longest window ranked as one hit: a bullet and its continuation lines, or a short paragraph.
+pub const UNIT_LINES: usize = 3;
+
+/// The best window of at most `max_lines` lines not yet `used` (offsets into `lines`): the most
+/// query weight, then the shortest. It starts and ends on lines holding a query term and has
+/// no used line inside. `None` when no unused line holds one.
+pub fn best_unit(
+    lines: &[LineMatch],
+    weights: &[f32],
+    used: &[bool],
+    max_lines: usize,
+) -> Option<(usize, usize)> {
+    let mut best: Option<(f32, usize, usize)> = None;
+    for start in 0..lines.len() {
+        if used[start] || lines[start].mask == 0 {
+            continue;
+        }
+        for end in start..lines.len().min(start + max_lines.max(1)) {
+            if used[end] {
+                break;
+            }
+            if lines[end].mask == 0 {
+                continue;
+            }
+            let value = window_value(&lines[start..=end], weights);
+            let better = best.is_none_or(|(v, s, e)| {
+                value > v + 1e-4 || ((value - v).abs() <= 1e-4 && end - start < e - s)
+            });
+            if better {
+                best = Some((value, start, end));
+            }
+        }
+    }
+    best.map(|(_, start, end)| (start, end))
+}
+
+/// The lines to quote for a ranked window inside `chunk`: the window itself, and when it is a
+/// lone heading, the lines under it too (a heading names a section, the lines state the fact).
+pub fn quoted<'a>(
+    window: LineRange,
+    chunk: LineRange,
+    line: impl Fn(usize) -> &'a str,
+) -> LineRange {
+    let (start, mut end) = (window.start, window.end);
+    if start == end && line(start).trim_start().starts_with('#') && end < chunk.end {
+        end += 1;
+        while end < chunk.end && line(end).trim().is_empty() {
+            end += 1;
+        }
+    }
+    LineRange { start, end }
+}
+
 /// The best window of at most [`MAX_LINES`] lines inside a chunk starting at line `first`:
 /// the most query weight ([`window_value`], with `weights` per query term), then the shortest,
 /// then the one with more matching lines. Lines are 0-based and absolute.
