@@ -981,6 +981,78 @@ mod tests {
     }
 
     #[test]
+    fn each_directive_of_a_long_section_is_its_own_hit() {
+        let dir = TempDir::new().unwrap();
+        let mut text = String::from("# USER.md - User Model\n\n## Directives\n\n");
+        for rule in [
+            "Timezone is Europe/Berlin; schedule in Central European time.",
+            "Keep answers concise: bullet points, no preambles.",
+            "Never book meetings before 10:00.",
+            "Use metric units.",
+        ] {
+            writeln!(
+                text,
+                "<!-- observed: 2026-01-01 | status: active -->\n\n- {rule}\n"
+            )
+            .unwrap();
+        }
+        write(dir.path(), "USER.md", &text);
+        let index = index(&dir);
+        let hits = index.search("book meetings time", 5, None);
+        assert_eq!(hits[0].snippet, "- Never book meetings before 10:00.");
+        assert!(
+            hits.iter().all(|h| h.end_line - h.start_line < 3),
+            "{hits:?}"
+        );
+        let hits = index.search("answers", 5, None);
+        assert_eq!(hits.len(), 1);
+        assert_eq!(
+            hits[0].snippet,
+            "- Keep answers concise: bullet points, no preambles."
+        );
+    }
+
+    #[test]
+    fn a_routine_line_logged_every_day_does_not_crowd_out_the_answer() {
+        let dir = TempDir::new().unwrap();
+        for (day, name) in ["Noor", "Luis", "Dev", "Ingrid", "Tariq"]
+            .iter()
+            .enumerate()
+        {
+            write(
+                dir.path(),
+                &format!("memory/2026-02-0{}.md", day + 1),
+                &format!("- Reminder set for {name}'s dentist appointment (not Maya's).\n"),
+            );
+        }
+        write(
+            dir.path(),
+            "memory/2025-11-06.md",
+            "- Dentist: Dr. Chidi Okafor at Lakeside Dental.\n",
+        );
+        // The assistant names its user all the time: "Maya" is a common word.
+        for day in 10..30 {
+            write(
+                dir.path(),
+                &format!("memory/2026-01-{day}.md"),
+                "- Maya asked for the weather.\n",
+            );
+        }
+        let hits = index(&dir).search("Maya's dentist", 5, None);
+        assert!(
+            paths(&hits)[..2].contains(&"memory/2025-11-06.md".to_owned()),
+            "{hits:?}"
+        );
+    }
+
+    #[test]
+    fn near_repeats_share_most_of_their_words() {
+        assert!(near_repeat(&[1, 2, 3, 4, 5], &[1, 2, 3, 4, 6]));
+        assert!(!near_repeat(&[1, 2, 3, 4, 5], &[1, 2, 6, 7, 8]));
+        assert!(!near_repeat(&[], &[1]));
+    }
+
+    #[test]
     fn empty_or_stopword_queries_find_nothing() {
         let dir = TempDir::new().unwrap();
         write(dir.path(), "MEMORY.md", "- the fact\n");

@@ -164,6 +164,18 @@ mod tests {
     }
 
     #[test]
+    fn short_windows_count_more_than_long_ones_unless_focus_is_off() {
+        let o = RankOptions::default();
+        assert!(focus_factor(&o, 5) > focus_factor(&o, 10));
+        assert!(focus_factor(&o, 10) > focus_factor(&o, 30));
+        let off = RankOptions {
+            focus: 0.0,
+            ..RankOptions::default()
+        };
+        assert!((focus_factor(&off, 5) - focus_factor(&off, 30)).abs() < 1e-6);
+    }
+
+    #[test]
     fn full_coverage_beats_partial() {
         let o = RankOptions::default();
         assert!(coverage_factor(&o, 1.0) > coverage_factor(&o, 0.6));

@@ -1,11 +1,10 @@
-//! Choosing which lines of a matching chunk to quote: the shortest run of at most
-//! [`MAX_LINES`] lines that holds the most distinct query words, so a hit is a few lines an
-//! agent can cite, not a whole file.
+//! Choosing which lines of a matching chunk are ranked and quoted: short runs of at most
+//! [`UNIT_LINES`] lines (a bullet and its continuation, a short paragraph) holding the most
+//! query weight, so a hit is a few lines an agent can cite, not a whole file, and one section
+//! can answer with several separate facts.
 
 use crate::index::chunk::LineRange;
 
-/// Longest quoted window, in lines.
-pub const MAX_LINES: usize = 6;
 /// Longest quoted text, in bytes (cut on a character boundary, marked with `…`).
 pub const MAX_CHARS: usize = 700;
 
@@ -90,63 +89,6 @@ pub fn quoted<'a>(
     LineRange { start, end }
 }
 
-/// The best window of at most [`MAX_LINES`] lines inside a chunk starting at line `first`:
-/// the most query weight ([`window_value`], with `weights` per query term), then the shortest,
-/// then the one with more matching lines. Lines are 0-based and absolute.
-pub fn best_window<'a>(
-    lines: &[LineMatch],
-    weights: &[f32],
-    first: usize,
-    line: impl Fn(usize) -> &'a str,
-) -> LineRange {
-    let n = lines.len();
-    // (value, matching lines, start, end)
-    let mut best: Option<(f32, usize, usize, usize)> = None;
-    for start in 0..n {
-        if lines[start].mask == 0 {
-            continue;
-        }
-        let mut matching = 0;
-        for end in start..n.min(start + MAX_LINES) {
-            if lines[end].mask == 0 {
-                continue;
-            }
-            matching += 1;
-            let value = window_value(&lines[start..=end], weights);
-            let better = best.is_none_or(|(v, m, s, e)| {
-                let (span, best_span) = (end - start, e - s);
-                value > v + 1e-4
-                    || ((value - v).abs() <= 1e-4
-                        && (span < best_span || (span == best_span && matching > m)))
-            });
-            if better {
-                best = Some((value, matching, start, end));
-            }
-        }
-    }
-    let Some((_, _, start, end)) = best else {
-        // No line holds a query word on its own (e.g. a term split across lines): quote the
-        // chunk's first non-blank lines.
-        let start = (first..first + n)
-            .find(|&i| !line(i).trim().is_empty())
-            .unwrap_or(first);
-        let end = (start + MAX_LINES - 1).min(first + n.saturating_sub(1));
-        return LineRange { start, end };
-    };
-    let (mut start, mut end) = (first + start, first + end);
-    // A heading alone names a section; quote the line under it too.
-    if start == end && line(start).trim_start().starts_with('#') && end + 1 < first + n {
-        end += 1;
-        while end + 1 < first + n && line(end).trim().is_empty() {
-            end += 1;
-        }
-    }
-    if line(start).trim().is_empty() {
-        start += 1;
-    }
-    LineRange { start, end }
-}
-
 /// The quoted text of `window`, capped at [`MAX_CHARS`].
 pub fn text<'a>(window: LineRange, line: impl Fn(usize) -> &'a str) -> String {
     let mut out = String::new();
@@ -180,42 +122,59 @@ mod tests {
             .collect()
     }
 
+    const NONE_USED: [bool; 16] = [false; 16];
+
     #[test]
     fn picks_the_lines_covering_most_query_words() {
-        let lines = ["# Day", "- alpha", "- nothing", "- alpha beta", "- gamma"];
         let masks = matches(&[0, 0b001, 0, 0b011, 0b100]);
-        let window = best_window(&masks, &[1.0, 1.0, 1.0], 10, |i| lines[i - 10]);
-        assert_eq!(window, LineRange { start: 13, end: 14 });
+        let unit = best_unit(&masks, &[1.0, 1.0, 1.0], &NONE_USED, UNIT_LINES);
+        assert_eq!(unit, Some((3, 4)));
     }
 
     #[test]
-    fn a_rare_word_outweighs_a_common_one_and_a_heading_brings_its_first_line() {
-        let mut lines = vec!["- Maya asked for coffee"];
-        lines.extend(["- nothing"; MAX_LINES]);
-        lines.extend(["## Car", "- sold it"]);
-        let mut masks = matches(&[0; MAX_LINES + 3]);
-        masks[0].mask = 0b01;
-        masks[MAX_LINES + 1].mask = 0b10;
-        // Term 0 is common (weight 0.5), term 1 rare (weight 4); they are too far apart for
-        // one window.
-        let window = best_window(&masks, &[0.5, 4.0], 0, |i| lines[i]);
-        let heading = MAX_LINES + 1;
+    fn a_rare_word_outweighs_a_common_one_in_a_window_of_its_own() {
+        // Term 0 is common (weight 0.5), term 1 rare (weight 4); too far apart for one window.
+        let masks = matches(&[0b01, 0, 0, 0, 0b10]);
         assert_eq!(
-            window,
-            LineRange {
-                start: heading,
-                end: heading + 1
-            }
+            best_unit(&masks, &[0.5, 4.0], &NONE_USED, UNIT_LINES),
+            Some((4, 4))
         );
     }
 
     #[test]
+    fn used_lines_leave_the_next_best_window() {
+        let masks = matches(&[0b01, 0, 0b10, 0b10]);
+        let mut used = [false; 4];
+        used[2..=3].fill(true);
+        assert_eq!(
+            best_unit(&masks, &[1.0, 2.0], &used, UNIT_LINES),
+            Some((0, 0))
+        );
+        used[0] = true;
+        assert_eq!(best_unit(&masks, &[1.0, 2.0], &used, UNIT_LINES), None);
+    }
+
+    #[test]
     fn a_superseded_line_loses_to_the_line_that_replaced_it() {
-        let lines = ["- meetings after 09:00", "", "- meetings after 10:00"];
         let mut masks = matches(&[0b1, 0, 0b1]);
         masks[0].factor = 0.3;
-        let window = best_window(&masks, &[1.0], 0, |i| lines[i]);
-        assert_eq!(window, LineRange { start: 2, end: 2 });
+        assert_eq!(
+            best_unit(&masks, &[1.0], &NONE_USED, UNIT_LINES),
+            Some((2, 2))
+        );
+    }
+
+    #[test]
+    fn a_lone_heading_is_quoted_with_the_line_under_it() {
+        let lines = ["- other", "## Car", "", "- sold the Honda"];
+        let chunk = LineRange { start: 0, end: 3 };
+        let heading = LineRange { start: 1, end: 1 };
+        assert_eq!(
+            quoted(heading, chunk, |i| lines[i]),
+            LineRange { start: 1, end: 3 }
+        );
+        let bullet = LineRange { start: 3, end: 3 };
+        assert_eq!(quoted(bullet, chunk, |i| lines[i]), bullet);
     }
 
     #[test]
