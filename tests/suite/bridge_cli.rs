@@ -94,6 +94,17 @@ fn claw_workspace(bed: &CopilotBed) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Sends SIGINT to a running subcommand, as Ctrl-C at a terminal would.
+pub(super) fn press_ctrl_c(child: &Child) -> anyhow::Result<()> {
+    let pid = child
+        .id()
+        .ok_or_else(|| anyhow::anyhow!("the child has exited"))?;
+    let pid = rustix::process::Pid::from_raw(i32::try_from(pid)?)
+        .ok_or_else(|| anyhow::anyhow!("pid 0"))?;
+    rustix::process::kill_process(pid, rustix::process::Signal::INT)?;
+    Ok(())
+}
+
 fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["checks"]
         .as_array()
@@ -299,12 +310,7 @@ async fn ctrl_c_cancels_a_running_exec_and_prints_what_it_did() -> anyhow::Resul
         .wait_for_chat_requests("EXEC-HANG-1", 1, LIMIT)
         .await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let pid = child.id().ok_or_else(|| anyhow::anyhow!("no pid"))?;
-    rustix::process::kill_process(
-        rustix::process::Pid::from_raw(i32::try_from(pid)?)
-            .ok_or_else(|| anyhow::anyhow!("pid 0"))?,
-        rustix::process::Signal::INT,
-    )?;
+    press_ctrl_c(&child)?;
     let mut said = String::new();
     let status = timeout(LIMIT, async {
         while let Some(line) = stderr.next_line().await? {

@@ -387,12 +387,7 @@ async fn ctrl_c_stops_the_orchestrate_subcommand_and_still_prints_the_report() -
     bed.model
         .wait_for_chat_requests("SUB-WAIT", 1, TASK)
         .await?;
-    let pid = child.id().ok_or_else(|| anyhow::anyhow!("no pid"))?;
-    rustix::process::kill_process(
-        rustix::process::Pid::from_raw(i32::try_from(pid)?)
-            .ok_or_else(|| anyhow::anyhow!("pid 0"))?,
-        rustix::process::Signal::INT,
-    )?;
+    super::bridge_cli::press_ctrl_c(&child)?;
     let output = timeout(TASK, child.wait_with_output()).await??;
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(130), "{stdout}");
