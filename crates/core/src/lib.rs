@@ -12,3 +12,4 @@ pub mod orchestrator;
 pub mod policy;
 pub mod redact;
 pub mod retry;
+pub mod sync;
