@@ -84,7 +84,10 @@ impl InProcess {
         let serving_server = server.clone();
         let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
         let serving = tokio::spawn(async move {
-            match serving_server.serve(server_end).await {
+            match bridge_mcp::McpServer(serving_server)
+                .serve(server_end)
+                .await
+            {
                 Ok(service) => {
                     let _ = ready_tx.send(Ok(()));
                     if let Err(err) = service.waiting().await {

@@ -6,21 +6,18 @@
 pub mod acp;
 /// Command-line parsing and subcommand dispatch.
 mod cli;
-/// `copilot-bridge exec`: one task from a terminal.
-mod exec;
+/// The subcommands for a person at a terminal: `exec`, `orchestrate`, `redact`.
+mod commands;
+/// The flags every subcommand shares.
+mod global_args;
 /// An MCP client wired to the server in the same process (for the terminal subcommands).
 mod in_process;
-/// `copilot-bridge orchestrate`: a planned, parallel task from a terminal.
-mod orchestrate_command;
 /// One delegated task → one finished Copilot turn.
 pub mod runner;
 /// The MCP server: identity, capabilities and tool routing.
 mod server;
 /// The session store behind `sessionId` continuation.
 pub mod sessions;
-/// What the terminal subcommands share: a call through the in-process bridge, progress on
-/// stderr, the result on stdout, Ctrl-C.
-mod terminal;
 /// The MCP tools, one file per group.
 mod tools;
 /// `copilot-bridge validate`: is everything wired up?

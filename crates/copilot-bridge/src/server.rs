@@ -1,5 +1,5 @@
-//! The MCP face of the bridge: server identity, capabilities, the combined tool router, and the
-//! state the tools share.
+//! The bridge as a [`ToolServer`]: its identity, its tool table, and the state the tools share.
+//! The `ServerHandler` itself is `bridge_mcp::McpServer`, the same for both servers.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -9,31 +9,31 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use bridge_core::audit::AuditLog;
 use bridge_core::config::Config;
 use bridge_core::confine::Root;
-use bridge_core::policy::ToolKind;
-use bridge_mcp::{CallShape, Envelope, ToolError, plain_input_schemas};
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::ToolCallContext;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, JsonObject, ServerCapabilities,
-    ServerConfig,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
+use bridge_mcp::{Envelope, Identity, ToolError, ToolServer, ToolTable};
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::{PermissionDecider, PermissionGate};
 use crate::runner::Runner;
 
-/// Instructions sent to MCP clients in the `initialize` response.
-const INSTRUCTIONS: &str = "Delegates coding work to GitHub Copilot (the Copilot CLI over ACP) \
+/// Who the bridge is.
+const IDENTITY: Identity = Identity {
+    name: env!("CARGO_PKG_NAME"),
+    version: env!("CARGO_PKG_VERSION"),
+    instructions: "Delegates coding work to GitHub Copilot (the Copilot CLI over ACP) \
 and reads, creates and lists files in the workspace. Every call is checked against the \
-permission policy, redacted and audited; paths outside the workspace are refused.";
+permission policy, redacted and audited; paths outside the workspace are refused.",
+    orientation: "copilot-bridge is an MCP server: it speaks JSON-RPC on stdin/stdout, so an \
+MCP client (OpenClaw, Claude Code, Codex, Cursor, VS Code, the Copilot CLI) should start it, not \
+a person.\n  Check the setup:     copilot-bridge validate\n  Register a client:   see the README \
+(\"Register with a client\")\n  One task by hand:    copilot-bridge exec \"your task\"\nPress Ctrl-C or \
+Ctrl-D to quit.",
+};
 
 /// The `copilot-bridge` MCP server. Cheap to clone: clones share state.
 #[derive(Debug, Clone)]
 pub struct BridgeServer {
     shared: Arc<Shared>,
-    tool_router: ToolRouter<Self>,
+    tools: ToolTable<Self>,
 }
 
 #[derive(Debug)]
@@ -79,11 +79,8 @@ impl Drop for Interruptible {
 
 impl BridgeServer {
     /// Creates the server over the workspace root `workspace_path`; every call passes through
-    /// `envelope` (see [`Envelope::from_config`] and [`describe`]).
+    /// `envelope` (see [`Envelope::from_config`]).
     pub fn new(config: Config, workspace_path: PathBuf, envelope: Envelope) -> Self {
-        let mut tool_router =
-            Self::files_router() + Self::code_router() + Self::orchestrate_router();
-        plain_input_schemas(&mut tool_router);
         // The agent's own permission requests go through the same policy as the calls.
         let gate = PermissionGate::new(envelope.policy() as Arc<dyn PermissionDecider>);
         let runner = Runner::new(config.clone(), workspace_path.clone(), gate);
@@ -97,7 +94,7 @@ impl BridgeServer {
                 orchestrations: Mutex::new(HashMap::new()),
                 next_orchestration: AtomicU64::new(0),
             }),
-            tool_router,
+            tools: crate::tools::table(),
         }
     }
 
@@ -109,12 +106,7 @@ impl BridgeServer {
         default_workspace: PathBuf,
     ) -> Result<(Self, AuditLog), bridge_mcp::SetupError> {
         let workspace = config.workspace.clone().unwrap_or(default_workspace);
-        let envelope = Envelope::from_config(
-            &config,
-            env!("CARGO_PKG_NAME"),
-            Some(workspace.clone()),
-            describe,
-        )?;
+        let envelope = Envelope::from_config(&config, IDENTITY.name, Some(workspace.clone()))?;
         let audit = envelope.audit().clone();
         Ok((Self::new(config, workspace, envelope), audit))
     }
@@ -178,7 +170,7 @@ impl BridgeServer {
 
     /// The tools this server offers, as listed to clients.
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
-        self.tool_router.list_all()
+        self.tools.tools()
     }
 
     /// The workspace root, opened on first use.
@@ -191,63 +183,22 @@ impl BridgeServer {
     }
 }
 
-#[tool_handler(router = self.tool_router)]
-impl ServerHandler for BridgeServer {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                env!("CARGO_PKG_NAME"),
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(INSTRUCTIONS)
+impl ToolServer for BridgeServer {
+    const IDENTITY: Identity = IDENTITY;
+
+    fn tool_table(&self) -> &ToolTable<Self> {
+        &self.tools
     }
 
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let call = ToolCallContext::new(self, request, context);
-        self.shared.envelope.call(&self.tool_router, call).await
+    fn envelope(&self) -> &Envelope {
+        &self.shared.envelope
     }
-}
 
-/// What each tool does, for the permission policy.
-pub fn describe(tool: &str, arguments: &JsonObject) -> CallShape {
-    let path = |key: &str, default: Option<&str>| -> Vec<PathBuf> {
-        arguments
-            .get(key)
-            .and_then(serde_json::Value::as_str)
-            .or(default)
-            .map(PathBuf::from)
-            .into_iter()
-            .collect()
-    };
-    match tool {
-        "copilot_read_file" => CallShape {
-            kind: ToolKind::Read,
-            paths: path("path", None),
-        },
-        "copilot_list_files" => CallShape {
-            kind: ToolKind::Read,
-            paths: path("directory", Some(".")),
-        },
-        "copilot_create_file" => CallShape {
-            kind: ToolKind::Edit,
-            paths: path("path", None),
-        },
-        // A delegated task: the agent edits and runs commands, but each of its steps is judged
-        // on its own when it asks for permission. The call itself is `Other`, so the built-in
-        // destructive-command rules and blocked patterns still see the whole task text.
-        "copilot_code_task" | "copilot_code" | "copilot_code_verbose" | "copilot_orchestrate" => {
-            CallShape {
-                kind: ToolKind::Other,
-                paths: path("workingDir", Some(".")),
-            }
-        }
-        _ => CallShape {
-            kind: ToolKind::Other,
-            paths: Vec::new(),
-        },
+    fn interrupt(&self) -> usize {
+        BridgeServer::interrupt(self)
+    }
+
+    async fn shutdown(&self) {
+        BridgeServer::shutdown(self).await;
     }
 }

@@ -1,5 +1,11 @@
-//! The bridge's MCP tools, one file per group, each with its own named router that
-//! [`crate::server::BridgeServer`] combines.
+//! The bridge's MCP tools, one file per group, and the table that declares them: each tool's
+//! route (its `#[tool]` method: name, arguments, description, annotations) and how the
+//! permission policy sees a call of it.
+
+use bridge_mcp::{PolicyShape, ToolSpec, ToolTable};
+use rmcp::handler::server::router::tool::ToolRoute;
+
+use crate::server::BridgeServer;
 
 /// `copilot_code_task`, `copilot_code`, `copilot_code_verbose`.
 pub(crate) mod code;
@@ -7,3 +13,59 @@ pub(crate) mod code;
 pub(crate) mod files;
 /// `copilot_orchestrate`.
 pub(crate) mod orchestrate;
+
+type Server = BridgeServer;
+
+/// Every tool of the bridge. A delegated task is judged as a whole by the policy (its text
+/// against the blocked patterns and commands, its directory against the workspace); each step
+/// the agent then takes is judged again when it asks for permission.
+pub(crate) fn table() -> ToolTable<Server> {
+    ToolTable::new([
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_read_file_tool_attr(),
+                Server::copilot_read_file,
+            ),
+            PolicyShape::read("path", None),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_list_files_tool_attr(),
+                Server::copilot_list_files,
+            ),
+            PolicyShape::read("directory", Some(".")),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_create_file_tool_attr(),
+                Server::copilot_create_file,
+            ),
+            PolicyShape::edit("path"),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_code_task_tool_attr(),
+                Server::copilot_code_task,
+            ),
+            PolicyShape::delegate("workingDir"),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(Server::copilot_code_tool_attr(), Server::copilot_code),
+            PolicyShape::delegate("workingDir"),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_code_verbose_tool_attr(),
+                Server::copilot_code_verbose,
+            ),
+            PolicyShape::delegate("workingDir"),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_orchestrate_tool_attr(),
+                Server::copilot_orchestrate,
+            ),
+            PolicyShape::delegate("workingDir"),
+        ),
+    ])
+}

@@ -25,7 +25,7 @@ use crate::acp::{
     AcpError, Agent, ContentBlock, CopilotLaunch, MemoryLaunch, PermissionDecider, PermissionGate,
     PromptOptions, StopReason, resolve_program,
 };
-use crate::cli::GlobalArgs;
+use crate::global_args::GlobalArgs;
 
 /// How long `copilot --version` may take (the CLI is a node program: a cold start takes a
 /// couple of seconds).
@@ -145,7 +145,7 @@ struct Report {
 
 /// Runs every check, prints the report and returns 0 only when every required check passed.
 pub fn run(global: &GlobalArgs, args: &ValidateArgs) -> anyhow::Result<ExitCode> {
-    let checks = crate::cli::runtime()?.block_on(checks(global, args));
+    let checks = bridge_mcp::runtime()?.block_on(checks(global, args));
     let report = Report {
         ok: !checks.iter().any(Check::blocks),
         checks,

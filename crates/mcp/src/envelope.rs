@@ -1,34 +1,28 @@
 //! The envelope every tool call passes through, the same for both servers: unknown tools are
-//! named, the call depth is checked (loops through other programs are refused), the call itself
-//! is judged by the permission policy, the call is audited before and after, argument errors
-//! are explained, and everything returned is redacted and cut to the output limit.
+//! named, the call depth is checked (loops through other programs are refused) and the `_depth`
+//! argument stripped, the call itself is judged by the permission policy, the call is audited
+//! before and after, argument errors are explained, and everything returned is redacted and cut
+//! to the output limit. It also owns the calls in flight, so a shutdown can stop taking new ones
+//! and wait for the running ones to answer.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bridge_core::audit::{AuditEntry, AuditError, AuditLog, Hook};
 use bridge_core::config::Config;
 use bridge_core::depth::{CallDepth, DEPTH_ARGUMENT, DepthError};
-use bridge_core::policy::{Decision, Policy, PolicyError, PolicyRequest, ToolKind};
+use bridge_core::policy::{Decision, Policy, PolicyError, PolicyRequest};
 use bridge_core::redact::{Redactor, truncate};
 use rmcp::ErrorData;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, JsonObject};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
-/// What a tool call does, as the permission policy needs to see it.
-#[derive(Debug, Clone)]
-pub struct CallShape {
-    /// The kind of action.
-    pub kind: ToolKind,
-    /// Paths the call touches (relative ones are taken from the workspace root).
-    pub paths: Vec<PathBuf>,
-}
-
-/// Describes a call of a tool for the policy: given the tool name and its arguments.
-pub type Describe = fn(&str, &JsonObject) -> CallShape;
+use crate::tool_table::{CallShape, ToolTable};
 
 /// The settings of an [`Envelope`].
 #[derive(Debug, Clone)]
@@ -45,8 +39,6 @@ pub struct EnvelopeSettings {
     pub workspace: Option<PathBuf>,
     /// Cap on each text returned, in bytes.
     pub output_limit_bytes: usize,
-    /// How to describe a call to the policy.
-    pub describe: Describe,
 }
 
 /// The envelope. Cheap to share behind an `Arc`.
@@ -54,6 +46,10 @@ pub struct EnvelopeSettings {
 pub struct Envelope {
     settings: EnvelopeSettings,
     audit: AuditLog,
+    /// The calls in flight.
+    calls: TaskTracker,
+    /// Fired when the server stops taking calls.
+    closing: CancellationToken,
 }
 
 /// Why a server's envelope could not be set up at start.
@@ -85,7 +81,12 @@ struct Refusal {
 impl Envelope {
     /// An envelope writing audit records to `audit`.
     pub fn new(settings: EnvelopeSettings, audit: AuditLog) -> Self {
-        Self { settings, audit }
+        Self {
+            settings,
+            audit,
+            calls: TaskTracker::new(),
+            closing: CancellationToken::new(),
+        }
     }
 
     /// The envelope a server runs with under `config`: the policy file it names (or the built-in
@@ -95,7 +96,6 @@ impl Envelope {
         config: &Config,
         server: &'static str,
         workspace: Option<PathBuf>,
-        describe: Describe,
     ) -> Result<Self, SetupError> {
         let policy = match &config.policy_file {
             Some(path) => Policy::load(path)?,
@@ -113,7 +113,6 @@ impl Envelope {
             policy: Arc::new(policy),
             workspace,
             output_limit_bytes: config.output_limit_bytes,
-            describe,
         };
         Ok(Self::new(settings, audit))
     }
@@ -129,17 +128,60 @@ impl Envelope {
         &self.audit
     }
 
-    /// Runs one tool call through `router` inside the envelope.
+    /// Stops taking calls: every call from now on is refused with an explanation. Calls
+    /// already running go on; [`Envelope::wait_for_calls`] waits for them.
+    pub fn stop_taking_calls(&self) {
+        self.closing.cancel();
+        self.calls.close();
+    }
+
+    /// Waits up to `grace` for the calls in flight to answer; returns whether they all did.
+    pub async fn wait_for_calls(&self, grace: Duration) -> bool {
+        self.calls.close();
+        tokio::time::timeout(grace, self.calls.wait()).await.is_ok()
+    }
+
+    /// How many calls are running now.
+    pub fn calls_in_flight(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// Runs one tool call of `table` inside the envelope.
     pub async fn call<S: Send + Sync + 'static>(
         &self,
-        router: &ToolRouter<S>,
+        table: &ToolTable<S>,
         call: ToolCallContext<'_, S>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.calls
+            .track_future(self.call_tracked(table, call))
+            .await
+    }
+
+    async fn call_tracked<S: Send + Sync + 'static>(
+        &self,
+        table: &ToolTable<S>,
+        mut call: ToolCallContext<'_, S>,
     ) -> Result<CallToolResponse, ErrorData> {
         let started = Instant::now();
         let tool = call.name.to_string();
         let arguments = call.arguments.clone().unwrap_or_default();
+        let router = table.router();
 
-        if !router.has_route(&tool) {
+        if self.closing.is_cancelled() {
+            let message = format!(
+                "{} is shutting down and takes no new calls; retry once the client has restarted it",
+                self.settings.server
+            );
+            self.record(&tool, Hook::Error, 0, |e| {
+                e.decision = Some("error".into());
+                e.reason = Some(message.clone());
+                e.input = Some(Value::Object(arguments.clone()));
+            })
+            .await;
+            return Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into());
+        }
+
+        let Some(shape) = table.shape(&tool).filter(|_| router.has_route(&tool)) else {
             let names: Vec<String> = router
                 .list_all()
                 .into_iter()
@@ -155,9 +197,9 @@ impl Envelope {
             })
             .await;
             return Err(ErrorData::invalid_params(message, None));
-        }
+        };
 
-        let depth = match self.admit(&tool, &arguments) {
+        let depth = match self.admit(&tool, &shape.describe(&arguments), &arguments) {
             Ok(depth) => depth,
             Err((refusal, depth)) => {
                 self.record(&tool, refusal.hook, depth, |e| {
@@ -176,6 +218,10 @@ impl Envelope {
         })
         .await;
 
+        // The depth is the envelope's business; the tools' argument types do not declare it.
+        if let Some(arguments) = call.arguments.as_mut() {
+            arguments.remove(DEPTH_ARGUMENT);
+        }
         let mut response = router.call(call).await;
         if let Ok(CallToolResponse::Complete(result)) = &mut response {
             if result.is_error == Some(true) {
@@ -201,7 +247,12 @@ impl Envelope {
     }
 
     /// Depth and policy checks; on refusal, the refusal and the depth to record.
-    fn admit(&self, tool: &str, arguments: &JsonObject) -> Result<u32, (Refusal, u32)> {
+    fn admit(
+        &self,
+        tool: &str,
+        shape: &CallShape,
+        arguments: &JsonObject,
+    ) -> Result<u32, (Refusal, u32)> {
         let settings = &self.settings;
         let inherited = match &settings.inherited_depth {
             Ok(depth) => *depth,
@@ -235,7 +286,6 @@ impl Envelope {
             (refusal, depth.get())
         })?;
 
-        let shape = (settings.describe)(tool, arguments);
         let paths: Vec<PathBuf> = shape
             .paths
             .iter()

@@ -10,11 +10,10 @@ use anyhow::Context;
 use bridge_core::config::{Config, EnvLayer, Overrides};
 use bridge_mcp::Envelope;
 use clap::{Parser, Subcommand};
-use rmcp::ServiceExt;
 
 use crate::gateway::{DEFAULT_SEARCH_TIMEOUT, Gateway, GatewaySettings};
 use crate::index::rank::RankOptions;
-use crate::server::{MemoryServer, describe};
+use crate::server::{IDENTITY, MemoryServer};
 use crate::service::{MemoryService, ServiceOptions};
 
 /// Command-line interface of `openclaw-memory`.
@@ -63,21 +62,7 @@ pub enum Command {
 
 /// Parses the command line, runs it, and maps the outcome to an exit code.
 pub fn main_entry() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
-        Ok(code) => code,
-        Err(err) => {
-            tracing::error!("{err:#}");
-            #[expect(
-                clippy::print_stderr,
-                reason = "the last word before exiting with an error"
-            )]
-            {
-                eprintln!("openclaw-memory: {err:#}");
-            }
-            ExitCode::FAILURE
-        }
-    }
+    bridge_mcp::finish("openclaw-memory", run(Cli::parse()))
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -99,15 +84,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Serves MCP on stdio until EOF, SIGTERM or SIGINT (see [`bridge_mcp::serve_stdio`]).
 fn serve(args: &GlobalArgs, config: &Config) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = bridge_mcp::runtime().context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let envelope = Envelope::from_config(config, env!("CARGO_PKG_NAME"), None, describe)?;
-        let audit = envelope.audit().clone();
+        let envelope = Envelope::from_config(config, IDENTITY.name, None)?;
         let gateway = config.gateway.token.as_ref().map(|token| {
             Gateway::start(GatewaySettings {
                 host: config.gateway.host.clone(),
@@ -127,20 +108,9 @@ fn serve(args: &GlobalArgs, config: &Config) -> anyhow::Result<ExitCode> {
             },
             config.env.clone(),
         );
-        let server = MemoryServer::new(service, gateway.clone(), envelope);
-        let service = server
-            .serve(rmcp::transport::stdio())
-            .await
-            .context("MCP handshake on stdio failed")?;
-        let quit = service.waiting().await;
-        if let Some(gateway) = gateway {
-            gateway.shutdown();
-        }
-        audit
-            .shutdown()
-            .await
-            .context("cannot finish writing the audit log")?;
-        quit.context("MCP service stopped with an error")?;
+        let server = MemoryServer::new(service, gateway, envelope);
+        let stop = bridge_mcp::serve_stdio(server).await?;
+        tracing::debug!(?stop, "stopped");
         Ok(ExitCode::SUCCESS)
     })
 }

@@ -1,25 +1,26 @@
-//! The MCP face of the memory server: identity, capabilities, the tool router, and the one
-//! envelope every tool call passes through (depth check, redaction, audit).
+//! The memory server as a [`ToolServer`]: its identity, its tool table, and what the tools
+//! share (the workspace service and the optional gateway link). Every call passes through the
+//! envelope (depth check, audit, redaction); the `ServerHandler` is `bridge_mcp::McpServer`.
 
 use std::sync::Arc;
 
-use bridge_core::policy::ToolKind;
-use bridge_mcp::{CallShape, Envelope, plain_input_schemas};
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::ToolCallContext;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, JsonObject, ServerCapabilities,
-    ServerConfig,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
+use bridge_mcp::{Envelope, Identity, PolicyShape, ToolServer, ToolSpec, ToolTable};
+use rmcp::handler::server::router::tool::ToolRoute;
 
 use crate::gateway::Gateway;
 use crate::service::MemoryService;
 
-/// Instructions sent to MCP clients in the `initialize` response.
-const INSTRUCTIONS: &str = "Read-only access to what OpenClaw remembers: search and read its \
-memory notes and the user's preferences. Nothing here writes.";
+/// Who the memory server is.
+pub(crate) const IDENTITY: Identity = Identity {
+    name: env!("CARGO_PKG_NAME"),
+    version: env!("CARGO_PKG_VERSION"),
+    instructions: "Read-only access to what OpenClaw remembers: search and read its memory \
+notes and the user's preferences. Nothing here writes.",
+    orientation: "openclaw-memory is an MCP server: it speaks JSON-RPC on stdin/stdout, so an \
+MCP client (copilot-bridge adds it to every Copilot session; OpenClaw, Claude Code, Codex and the \
+Copilot CLI can register it) should start it, not a person.\n  Check what it sees:  \
+openclaw-memory check\nPress Ctrl-C or Ctrl-D to quit.",
+};
 
 /// The `openclaw-memory` MCP server.
 #[derive(Debug, Clone)]
@@ -27,20 +28,18 @@ pub struct MemoryServer {
     service: Arc<MemoryService>,
     gateway: Option<Gateway>,
     envelope: Arc<Envelope>,
-    tool_router: ToolRouter<Self>,
+    tools: ToolTable<Self>,
 }
 
 impl MemoryServer {
     /// A server over `service`, searching through `gateway` when one is configured; every call
     /// passes through `envelope` (depth, policy, audit, redaction).
     pub fn new(service: Arc<MemoryService>, gateway: Option<Gateway>, envelope: Envelope) -> Self {
-        let mut tool_router = Self::search_router() + Self::read_router() + Self::prefs_router();
-        plain_input_schemas(&mut tool_router);
         Self {
             service,
             gateway,
             envelope: Arc::new(envelope),
-            tool_router,
+            tools: table(),
         }
     }
 
@@ -56,38 +55,45 @@ impl MemoryServer {
 
     /// The tools this server offers, as listed to clients.
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
-        self.tool_router.list_all()
+        self.tools.tools()
     }
 }
 
-/// Every tool of this server only reads; paths are confined to the memory files by the tools
-/// themselves, so the policy sees the call as a read without paths.
-pub fn describe(_tool: &str, _arguments: &JsonObject) -> CallShape {
-    CallShape {
-        kind: ToolKind::Read,
-        paths: Vec::new(),
-    }
+/// Every tool of this server. They only read, and confine their own paths to the memory files,
+/// so the policy sees each call as a read without paths.
+fn table() -> ToolTable<MemoryServer> {
+    type S = MemoryServer;
+    ToolTable::new([
+        ToolSpec::new(
+            ToolRoute::new(S::memory_search_tool_attr(), S::memory_search),
+            PolicyShape::read_only(),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(S::memory_read_tool_attr(), S::memory_read),
+            PolicyShape::read_only(),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(S::user_prefs_tool_attr(), S::user_prefs),
+            PolicyShape::read_only(),
+        ),
+    ])
 }
 
-// `tool_handler` fills in `list_tools` and `get_tool` from the router; `call_tool` is ours.
-#[tool_handler(router = self.tool_router)]
-impl ServerHandler for MemoryServer {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                env!("CARGO_PKG_NAME"),
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(INSTRUCTIONS)
+impl ToolServer for MemoryServer {
+    const IDENTITY: Identity = IDENTITY;
+
+    fn tool_table(&self) -> &ToolTable<Self> {
+        &self.tools
     }
 
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let call = ToolCallContext::new(self, request, context);
-        self.envelope.call(&self.tool_router, call).await
+    fn envelope(&self) -> &Envelope {
+        &self.envelope
+    }
+
+    async fn shutdown(&self) {
+        if let Some(gateway) = &self.gateway {
+            gateway.shutdown();
+        }
     }
 }
 
@@ -111,7 +117,6 @@ mod tests {
                     policy: Arc::new(bridge_core::policy::Policy::default()),
                     workspace: None,
                     output_limit_bytes: 10 * 1024,
-                    describe,
                 },
                 bridge_core::audit::AuditLog::disabled(),
             ),

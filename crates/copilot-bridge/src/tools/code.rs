@@ -9,7 +9,7 @@ use bridge_core::redact::truncate;
 use bridge_mcp::{Answer, ToolError};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
-use rmcp::{RoleServer, tool, tool_router};
+use rmcp::{RoleServer, tool};
 use serde::{Deserialize, Serialize};
 
 use crate::acp::{StopReason, ToolCall, Usage};
@@ -48,14 +48,6 @@ pub struct CodeTaskArgs {
     #[serde(default)]
     #[schemars(with = "String")]
     pub model: Option<String>,
-    /// Call depth for loop detection; pass your own depth + 1 when calling from a tool.
-    #[serde(default, rename = "_depth")]
-    #[schemars(with = "u32")]
-    #[expect(
-        dead_code,
-        reason = "the call envelope reads `_depth` from the raw arguments"
-    )]
-    pub depth: Option<u64>,
 }
 
 /// Arguments of `copilot_code` and `copilot_code_verbose`.
@@ -82,14 +74,6 @@ pub struct CodeArgs {
     #[serde(default, rename = "sessionId")]
     #[schemars(with = "String")]
     pub session_id: Option<String>,
-    /// Call depth for loop detection; pass your own depth + 1 when calling from a tool.
-    #[serde(default, rename = "_depth")]
-    #[schemars(with = "u32")]
-    #[expect(
-        dead_code,
-        reason = "the call envelope reads `_depth` from the raw arguments"
-    )]
-    pub depth: Option<u64>,
 }
 
 impl From<CodeArgs> for CodeTaskArgs {
@@ -100,7 +84,6 @@ impl From<CodeArgs> for CodeTaskArgs {
             timeout: args.timeout,
             session_id: args.session_id,
             model: args.model,
-            depth: None,
         }
     }
 }
@@ -349,7 +332,6 @@ fn tool_error(err: &RunError) -> ToolError {
     ToolError::model(err)
 }
 
-#[tool_router(router = code_router, vis = "pub(crate)")]
 impl BridgeServer {
     /// Delegate a coding task to GitHub Copilot (the Copilot CLI) and wait for it to finish.
     /// Copilot can read and edit files and run commands in workingDir, each step checked by
@@ -357,7 +339,7 @@ impl BridgeServer {
     /// permissions and a sessionId to continue the conversation. Sends progress notifications
     /// when the request carries a progress token; cancel the request to stop the task.
     #[tool(annotations(destructive_hint = true, open_world_hint = true))]
-    async fn copilot_code_task(
+    pub(crate) async fn copilot_code_task(
         &self,
         Parameters(args): Parameters<CodeTaskArgs>,
         context: RequestContext<RoleServer>,
@@ -368,7 +350,7 @@ impl BridgeServer {
     /// Delegate a coding task to GitHub Copilot and get the result as markdown: the answer,
     /// the tool calls, refused permissions and a summary line with the sessionId.
     #[tool(annotations(destructive_hint = true, open_world_hint = true))]
-    async fn copilot_code(
+    pub(crate) async fn copilot_code(
         &self,
         Parameters(args): Parameters<CodeArgs>,
         context: RequestContext<RoleServer>,
@@ -379,7 +361,7 @@ impl BridgeServer {
     /// Like copilot_code, with a numbered step-by-step execution log first: each tool call
     /// with its status and outcome, each permission decision and each plan update.
     #[tool(annotations(destructive_hint = true, open_world_hint = true))]
-    async fn copilot_code_verbose(
+    pub(crate) async fn copilot_code_verbose(
         &self,
         Parameters(args): Parameters<CodeArgs>,
         context: RequestContext<RoleServer>,

@@ -7,7 +7,7 @@ use bridge_core::confine::{EntryKind, Root};
 use bridge_mcp::{Answer, ToolError, blocking};
 use globset::{GlobBuilder, GlobMatcher};
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::{tool, tool_router};
+use rmcp::tool;
 use serde::{Deserialize, Serialize};
 
 use crate::server::BridgeServer;
@@ -29,14 +29,6 @@ pub struct ReadFileArgs {
     /// File path relative to the workspace root, e.g. `src/main.rs`. Absolute paths are accepted
     /// only inside the workspace.
     pub path: String,
-    /// Call depth for loop detection; pass your own depth + 1 when calling from a tool.
-    #[serde(default, rename = "_depth")]
-    #[schemars(with = "u32")]
-    #[expect(
-        dead_code,
-        reason = "the call envelope reads `_depth` from the raw arguments"
-    )]
-    pub depth: Option<u64>,
 }
 
 /// Result of `copilot_read_file`.
@@ -64,14 +56,6 @@ pub struct CreateFileArgs {
     #[serde(default)]
     #[schemars(with = "bool")]
     pub overwrite: Option<bool>,
-    /// Call depth for loop detection; pass your own depth + 1 when calling from a tool.
-    #[serde(default, rename = "_depth")]
-    #[schemars(with = "u32")]
-    #[expect(
-        dead_code,
-        reason = "the call envelope reads `_depth` from the raw arguments"
-    )]
-    pub depth: Option<u64>,
 }
 
 /// Result of `copilot_create_file`.
@@ -103,14 +87,6 @@ pub struct ListFilesArgs {
     #[serde(default)]
     #[schemars(with = "String")]
     pub glob: Option<String>,
-    /// Call depth for loop detection; pass your own depth + 1 when calling from a tool.
-    #[serde(default, rename = "_depth")]
-    #[schemars(with = "u32")]
-    #[expect(
-        dead_code,
-        reason = "the call envelope reads `_depth` from the raw arguments"
-    )]
-    pub depth: Option<u64>,
 }
 
 /// One listed entry.
@@ -262,12 +238,11 @@ pub(crate) fn list_files(
     })
 }
 
-#[tool_router(router = files_router, vis = "pub(crate)")]
 impl BridgeServer {
     /// Read a text file from the workspace (UTF-8, up to 8 MiB; the answer is cut to the output
     /// limit and secrets are redacted). Paths outside the workspace are refused.
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
-    async fn copilot_read_file(
+    pub(crate) async fn copilot_read_file(
         &self,
         Parameters(args): Parameters<ReadFileArgs>,
     ) -> Result<Answer<FileContent>, ToolError> {
@@ -296,7 +271,7 @@ impl BridgeServer {
         idempotent_hint = true,
         open_world_hint = false
     ))]
-    async fn copilot_create_file(
+    pub(crate) async fn copilot_create_file(
         &self,
         Parameters(args): Parameters<CreateFileArgs>,
     ) -> Result<Answer<FileWritten>, ToolError> {
@@ -327,7 +302,7 @@ impl BridgeServer {
     /// List files in a workspace directory, optionally recursive and filtered by a glob
     /// (`*.rs`, `src/**/*.rs`). Symlinks are shown but never followed out of the workspace.
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
-    async fn copilot_list_files(
+    pub(crate) async fn copilot_list_files(
         &self,
         Parameters(args): Parameters<ListFilesArgs>,
     ) -> Result<Answer<Listing>, ToolError> {

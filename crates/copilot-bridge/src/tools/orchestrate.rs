@@ -17,7 +17,7 @@ use bridge_core::redact::truncate;
 use bridge_mcp::{Answer, ToolError};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
-use rmcp::{RoleServer, tool, tool_router};
+use rmcp::{RoleServer, tool};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -68,14 +68,6 @@ pub struct OrchestrateArgs {
     #[serde(default)]
     #[schemars(with = "String")]
     pub model: Option<String>,
-    /// Call depth for loop detection; pass your own depth + 1 when calling from a tool.
-    #[serde(default, rename = "_depth")]
-    #[schemars(with = "u32")]
-    #[expect(
-        dead_code,
-        reason = "the call envelope reads `_depth` from the raw arguments"
-    )]
-    pub depth: Option<u64>,
 }
 
 /// The result of an orchestration: the scheduler's report plus where and how it planned.
@@ -264,7 +256,6 @@ fn status_mark(status: TaskStatus) -> String {
     }
 }
 
-#[tool_router(router = orchestrate_router, vis = "pub(crate)")]
 impl BridgeServer {
     /// Plan a big coding task as a dependency graph of sub-tasks and run them with GitHub
     /// Copilot, each in its own session, in parallel where dependencies allow (maxConcurrency
@@ -274,7 +265,7 @@ impl BridgeServer {
     /// summary line. Sends progress notifications (task_start, task_complete, task_skipped,
     /// plan_complete); cancel the request to stop every running sub-task.
     #[tool(annotations(destructive_hint = true, open_world_hint = true))]
-    async fn copilot_orchestrate(
+    pub(crate) async fn copilot_orchestrate(
         &self,
         Parameters(args): Parameters<OrchestrateArgs>,
         context: RequestContext<RoleServer>,

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::{tool, tool_router};
+use rmcp::tool;
 use serde::{Deserialize, Serialize};
 
 use crate::paths::MemoryPath;
@@ -23,10 +23,6 @@ pub struct PrefsArgs {
     #[serde(default)]
     #[schemars(with = "String")]
     pub profile: Option<String>,
-    /// Call depth for loop detection; pass your own depth + 1 when calling from a tool.
-    #[serde(default, rename = "_depth")]
-    #[schemars(with = "u32")]
-    pub depth: Option<u32>,
 }
 
 /// Result of `openclaw_user_prefs`.
@@ -67,7 +63,6 @@ fn render(output: &PrefsOutput) -> String {
     text
 }
 
-#[tool_router(router = prefs_router, vis = "pub(crate)")]
 impl MemoryServer {
     /// Get the user's preferences from OpenClaw's USER.md (or users/<profile>/USER.md): the
     /// file's text plus its directives split into active (follow these) and superseded.

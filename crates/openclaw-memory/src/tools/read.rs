@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::{tool, tool_router};
+use rmcp::tool;
 use serde::{Deserialize, Serialize};
 
 use crate::paths::MemoryPath;
@@ -32,10 +32,6 @@ pub struct ReadArgs {
     #[serde(default)]
     #[schemars(with = "u32", range(min = 1, max = 2000))]
     pub lines: Option<u32>,
-    /// Call depth for loop detection; pass your own depth + 1 when calling from a tool.
-    #[serde(default, rename = "_depth")]
-    #[schemars(with = "u32")]
-    pub depth: Option<u32>,
 }
 
 /// Result of `openclaw_memory_read`.
@@ -76,7 +72,6 @@ fn render(output: &ReadOutput) -> String {
     text
 }
 
-#[tool_router(router = read_router, vis = "pub(crate)")]
 impl MemoryServer {
     /// Read lines from one OpenClaw memory file: MEMORY.md (default), USER.md, DREAMS.md or a
     /// note under memory/. Returns up to 120 lines from `from` (at most 12,000 characters) and

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::{tool, tool_router};
+use rmcp::tool;
 use serde::{Deserialize, Serialize};
 
 use crate::gateway::protocol::SearchResult;
@@ -31,10 +31,6 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(with = "u32", range(min = 1, max = 50))]
     pub limit: Option<u32>,
-    /// Call depth for loop detection; pass your own depth + 1 when calling from a tool.
-    #[serde(default, rename = "_depth")]
-    #[schemars(with = "u32")]
-    pub depth: Option<u32>,
 }
 
 /// One search hit.
@@ -178,7 +174,6 @@ fn render(output: &SearchOutput) -> String {
     text
 }
 
-#[tool_router(router = search_router, vis = "pub(crate)")]
 impl MemoryServer {
     /// Search OpenClaw's memory (MEMORY.md, daily notes in memory/, USER.md) for notes about a
     /// topic. Returns the best matching line ranges with a citation (`path#L4-L9`) for each;
@@ -249,7 +244,6 @@ mod tests {
         SearchArgs {
             query: query.to_owned(),
             limit,
-            depth: None,
         }
     }
 

@@ -11,11 +11,11 @@ use bridge_core::config::Config;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 
-use crate::terminal::{TerminalCall, working_dir};
+use crate::commands::terminal::{self, TerminalCall, working_dir};
 
 /// Arguments of `copilot-bridge orchestrate`.
 #[derive(Debug, clap::Args)]
-pub struct OrchestrateArgs {
+pub struct OrchestrateCommand {
     /// Directory every sub-task works in (default: the current directory). It must be inside
     /// the workspace root, which defaults to this directory.
     #[arg(long, value_name = "DIR")]
@@ -42,7 +42,7 @@ pub struct OrchestrateArgs {
 }
 
 /// Runs `orchestrate`: returns success only when every sub-task succeeded.
-pub fn run(config: Config, args: &OrchestrateArgs) -> anyhow::Result<ExitCode> {
+pub fn run(config: Config, args: &OrchestrateCommand) -> anyhow::Result<ExitCode> {
     let task = if args.task == "-" {
         std::io::read_to_string(std::io::stdin()).context("cannot read the task from stdin")?
     } else {
@@ -64,7 +64,7 @@ pub fn run(config: Config, args: &OrchestrateArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("the plan {} is not JSON", path.display()))?;
         arguments.insert("plan".into(), plan);
     }
-    crate::terminal::run(
+    terminal::run(
         config,
         &dir,
         TerminalCall {

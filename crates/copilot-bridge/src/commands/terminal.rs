@@ -51,47 +51,49 @@ pub(crate) fn working_dir(cwd: Option<&Path>) -> anyhow::Result<PathBuf> {
 /// Makes `call` on a bridge whose workspace root is `config`'s, else `dir`; prints the result
 /// and maps it to an exit code: 0 success, 1 failure, 130 interrupted.
 pub(crate) fn run(config: Config, dir: &Path, call: TerminalCall<'_>) -> anyhow::Result<ExitCode> {
-    crate::cli::runtime()?.block_on(async {
-        let (server, audit) = BridgeServer::from_config(config, dir.to_path_buf())?;
-        let (progress, messages) = mpsc::unbounded_channel();
-        let bridge = InProcess::connect(server, progress).await?;
-        let display = tokio::spawn(draw(messages));
+    bridge_mcp::runtime()
+        .context("cannot start the async runtime")?
+        .block_on(async {
+            let (server, audit) = BridgeServer::from_config(config, dir.to_path_buf())?;
+            let (progress, messages) = mpsc::unbounded_channel();
+            let bridge = InProcess::connect(server, progress).await?;
+            let display = tokio::spawn(draw(messages));
 
-        let soft = CancellationToken::new();
-        let hard = CancellationToken::new();
-        let interrupts = tokio::spawn(watch_interrupts(soft.clone(), hard.clone()));
-        let outcome = tokio::select! {
-            outcome = bridge.call(call.tool, call.arguments, &soft) => Some(outcome),
-            () = hard.cancelled() => None,
-        };
-        interrupts.abort();
-        bridge.close().await;
-        let _ = display.await;
-        audit
-            .shutdown()
-            .await
-            .context("cannot finish writing the audit log")?;
+            let soft = CancellationToken::new();
+            let hard = CancellationToken::new();
+            let interrupts = tokio::spawn(watch_interrupts(soft.clone(), hard.clone()));
+            let outcome = tokio::select! {
+                outcome = bridge.call(call.tool, call.arguments, &soft) => Some(outcome),
+                () = hard.cancelled() => None,
+            };
+            interrupts.abort();
+            bridge.close().await;
+            let _ = display.await;
+            audit
+                .shutdown()
+                .await
+                .context("cannot finish writing the audit log")?;
 
-        let result = match outcome {
-            None => {
-                say("copilot-bridge: stopped without waiting for the cancelled work");
-                return Ok(ExitCode::from(EXIT_INTERRUPTED));
-            }
-            Some(Err(InProcessError::CancelledEarly)) => {
-                say("copilot-bridge: cancelled before Copilot started on the work");
-                return Ok(ExitCode::from(EXIT_INTERRUPTED));
-            }
-            Some(outcome) => outcome?,
-        };
-        print_result(&result, call.json)?;
-        Ok(if soft.is_cancelled() {
-            ExitCode::from(EXIT_INTERRUPTED)
-        } else if result.is_error != Some(true) && (call.succeeded)(&result) {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
+            let result = match outcome {
+                None => {
+                    say("copilot-bridge: stopped without waiting for the cancelled work");
+                    return Ok(ExitCode::from(EXIT_INTERRUPTED));
+                }
+                Some(Err(InProcessError::CancelledEarly)) => {
+                    say("copilot-bridge: cancelled before Copilot started on the work");
+                    return Ok(ExitCode::from(EXIT_INTERRUPTED));
+                }
+                Some(outcome) => outcome?,
+            };
+            print_result(&result, call.json)?;
+            Ok(if soft.is_cancelled() {
+                ExitCode::from(EXIT_INTERRUPTED)
+            } else if result.is_error != Some(true) && (call.succeeded)(&result) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         })
-    })
 }
 
 /// First Ctrl-C: cancel the task (its partial result still comes back). Second: stop waiting.

@@ -12,10 +12,10 @@ use bridge_core::config::Config;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 
-use crate::terminal::{TerminalCall, working_dir};
+use crate::commands::terminal::{self, TerminalCall, working_dir};
 /// Arguments of `copilot-bridge exec`.
 #[derive(Debug, clap::Args)]
-pub struct ExecArgs {
+pub struct ExecCommand {
     /// Directory the task works in (default: the current directory). It must be inside the
     /// workspace root, which defaults to this directory.
     #[arg(long, value_name = "DIR")]
@@ -38,7 +38,7 @@ pub struct ExecArgs {
 }
 
 /// Runs `exec`: returns success only when the task ended normally.
-pub fn run(config: Config, args: &ExecArgs) -> anyhow::Result<ExitCode> {
+pub fn run(config: Config, args: &ExecCommand) -> anyhow::Result<ExitCode> {
     let prompt = if args.prompt == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -63,7 +63,7 @@ pub fn run(config: Config, args: &ExecArgs) -> anyhow::Result<ExitCode> {
     } else {
         "copilot_code"
     };
-    crate::terminal::run(
+    terminal::run(
         config,
         &dir,
         TerminalCall {

@@ -1,0 +1,12 @@
+//! The subcommands for a person at a terminal. Each receives the resolved configuration and
+//! builds its own runtime; none reaches back into the command-line parser.
+
+/// `copilot-bridge exec`: one task from a terminal.
+pub(crate) mod exec;
+/// `copilot-bridge orchestrate`: a planned, parallel task from a terminal.
+pub(crate) mod orchestrate;
+/// `copilot-bridge redact`: secrets out of a stream.
+pub(crate) mod redact;
+/// What `exec` and `orchestrate` share: one call through the in-process bridge, progress on
+/// stderr, the result on stdout, Ctrl-C.
+mod terminal;
