@@ -9,6 +9,7 @@ mod bridge_files;
 mod bridge_hooks;
 mod bridge_orchestrate;
 mod bridge_redact;
+mod bridge_shutdown;
 mod config_examples;
 mod memory_audit;
 mod memory_gateway;

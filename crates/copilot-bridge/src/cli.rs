@@ -97,11 +97,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// Serves MCP on stdio until EOF, SIGTERM or SIGINT (see [`bridge_mcp::serve_stdio`]).
 fn serve(config: Config) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let runtime = bridge_mcp::runtime().context("cannot start the async runtime")?;
-    runtime.block_on(async {
+    bridge_mcp::block_on(async {
         let (server, _audit) = BridgeServer::from_config(config, cwd)?;
         let stop = bridge_mcp::serve_stdio(server).await?;
         tracing::debug!(?stop, "stopped");
         Ok(ExitCode::SUCCESS)
     })
+    .context("cannot start the async runtime")?
 }

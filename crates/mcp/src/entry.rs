@@ -13,6 +13,16 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
+/// Runs `work` to completion on a fresh [`runtime`], then leaves at once: a thread still
+/// blocked reading stdin (tokio reads stdin on a blocking thread, and the read only ends with
+/// the process) must not hold the exit up.
+pub fn block_on<F: std::future::Future>(work: F) -> std::io::Result<F::Output> {
+    let runtime = runtime()?;
+    let output = runtime.block_on(work);
+    runtime.shutdown_background();
+    Ok(output)
+}
+
 /// The exit code of a command's `outcome`; an error is logged and printed as
 /// `program: error: cause: …` (its `{:#}` form) on stderr, the last word before exiting.
 pub fn finish<E: Display>(program: &str, outcome: Result<ExitCode, E>) -> ExitCode {

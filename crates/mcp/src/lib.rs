@@ -26,7 +26,7 @@ mod tool_table;
 
 pub use crate::answer::Answer;
 pub use crate::blocking::blocking;
-pub use crate::entry::{finish, runtime};
+pub use crate::entry::{block_on, finish, runtime};
 pub use crate::envelope::{Envelope, EnvelopeSettings, SetupError};
 pub use crate::handler::{Identity, McpServer, ToolServer};
 pub use crate::schema::plain_input_schemas;

@@ -86,8 +86,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Serves MCP on stdio until EOF, SIGTERM or SIGINT (see [`bridge_mcp::serve_stdio`]).
 fn serve(args: &GlobalArgs, config: &Config) -> anyhow::Result<ExitCode> {
-    let runtime = bridge_mcp::runtime().context("cannot start the async runtime")?;
-    runtime.block_on(async {
+    bridge_mcp::block_on(async {
         let envelope = Envelope::from_config(config, IDENTITY.name, None)?;
         let gateway = config.gateway.token.as_ref().map(|token| {
             Gateway::start(GatewaySettings {
@@ -113,4 +112,5 @@ fn serve(args: &GlobalArgs, config: &Config) -> anyhow::Result<ExitCode> {
         tracing::debug!(?stop, "stopped");
         Ok(ExitCode::SUCCESS)
     })
+    .context("cannot start the async runtime")?
 }

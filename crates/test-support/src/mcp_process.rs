@@ -126,6 +126,42 @@ impl McpProcess {
             .await
     }
 
+    /// The server's process id (while it runs).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Sends `signal` (e.g. `libc`'s 15 for SIGTERM) to the server, keeps reading its stdout
+    /// until it closes, and waits (bounded) for it to exit; returns the exit status and every
+    /// message it wrote after the signal.
+    pub async fn signal_and_wait(
+        mut self,
+        signal: i32,
+    ) -> anyhow::Result<(std::process::ExitStatus, Vec<Value>)> {
+        let pid = self.child.id().context("the server already exited")?;
+        let status = std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(pid.to_string())
+            .status()
+            .context("cannot run kill")?;
+        anyhow::ensure!(status.success(), "kill -{signal} {pid} failed");
+        let mut messages = Vec::new();
+        tokio::time::timeout(READ_TIMEOUT, async {
+            while let Some(line) = self.stdout.next_line().await? {
+                if let Ok(value) = serde_json::from_str(&line) {
+                    messages.push(value);
+                }
+            }
+            anyhow::Ok(())
+        })
+        .await
+        .context("the server did not close stdout after the signal")??;
+        let status = tokio::time::timeout(READ_TIMEOUT, self.child.wait())
+            .await
+            .context("the server did not exit after the signal")??;
+        Ok((status, messages))
+    }
+
     /// Closes stdin and waits (bounded) for the server to exit; returns its exit code.
     pub async fn shutdown(mut self) -> anyhow::Result<Option<i32>> {
         drop(self.stdin);
