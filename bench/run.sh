@@ -11,10 +11,9 @@ section() { printf '\n## %s\n\n' "$*"; }
 cargo build --release --workspace --bins --quiet
 
 if [[ "$what" == all || "$what" == cold-start ]]; then
-    section "Cold start: spawn → initialize response (release build)"
-    for server in copilot-bridge openclaw-memory; do
-        target/release/cold-start --runs 200 "target/release/$server" | tail -n +$([[ $server == copilot-bridge ]] && echo 1 || echo 3)
-    done
+    section "Cold start: spawn → initialize response (release build), against a minimal rmcp server"
+    target/release/cold-start --runs 200 --baseline target/release/minimal-mcp-server \
+        target/release/copilot-bridge target/release/openclaw-memory
 fi
 
 if [[ "$what" == all || "$what" == bridge ]]; then

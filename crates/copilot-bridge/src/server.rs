@@ -25,7 +25,7 @@ permission policy, redacted and audited; paths outside the workspace are refused
     orientation: "copilot-bridge is an MCP server: it speaks JSON-RPC on stdin/stdout, so an \
 MCP client (OpenClaw, Claude Code, Codex, Cursor, VS Code, the Copilot CLI) should start it, not \
 a person.\n  Check the setup:     copilot-bridge validate\n  Register a client:   see the README \
-(\"Register with a client\")\n  One task by hand:    copilot-bridge exec \"your task\"\nPress Ctrl-C or \
+(\"Register the servers with an MCP client\")\n  One task by hand:    copilot-bridge exec \"your task\"\nPress Ctrl-C or \
 Ctrl-D to quit.",
 };
 

@@ -69,3 +69,29 @@ pub(crate) fn table() -> ToolTable<Server> {
         ),
     ])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_one_row_and_the_readme_documents_it() {
+        let table = table();
+        let names = table.names();
+        assert_eq!(names.len(), 7, "{names:?}");
+        assert_eq!(table.tools().len(), names.len());
+        let readme = include_str!("../../../README.md");
+        for name in &names {
+            assert!(
+                readme.contains(&format!("`{name}`")),
+                "README.md does not document {name}"
+            );
+            let schema = &table.router().get(name).map(|t| t.input_schema.clone());
+            let depth = schema
+                .as_ref()
+                .and_then(|s| s.get("properties"))
+                .and_then(|p| p.get("_depth"));
+            assert!(depth.is_some(), "{name} does not declare _depth");
+        }
+    }
+}

@@ -131,3 +131,19 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod table_tests {
+    #[test]
+    fn every_tool_has_one_row_and_the_readme_documents_it() {
+        let table = super::table();
+        let readme = include_str!("../../../README.md");
+        assert_eq!(table.names().len(), 3);
+        for name in table.names() {
+            assert!(
+                readme.contains(&format!("`{name}`")),
+                "README.md does not document {name}"
+            );
+        }
+    }
+}

@@ -1,7 +1,9 @@
-//! Measures cold start of a stdio MCP server: the time from spawning the process to reading its
-//! `initialize` response, repeated, then prints a table (median, p90, min, max).
+//! Measures cold start of stdio MCP servers: the time from spawning the process to reading its
+//! `initialize` response. With several programs the runs are interleaved (one of each, then the
+//! next round), so a machine that slows down mid-run slows all of them alike; with `--baseline`
+//! each row also gives its median as a ratio to the baseline's, measured in the same run.
 //!
-//! Usage: `cold-start [--runs N] PROGRAM [ARGS…]`
+//! Usage: `cold-start [--runs N] [--baseline PROGRAM] PROGRAM…`
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -17,59 +19,92 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 fn main() -> anyhow::Result<()> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut runs = DEFAULT_RUNS;
-    if args.first().map(String::as_str) == Some("--runs") {
-        runs = args.get(1).context("--runs needs a number")?.parse()?;
-        args.drain(..2);
+    let mut baseline = None;
+    loop {
+        match args.first().map(String::as_str) {
+            Some("--runs") => {
+                runs = args.get(1).context("--runs needs a number")?.parse()?;
+                args.drain(..2);
+            }
+            Some("--baseline") => {
+                baseline = Some(args.get(1).context("--baseline needs a program")?.clone());
+                args.drain(..2);
+            }
+            _ => break,
+        }
     }
-    let Some((program, rest)) = args.split_first() else {
-        bail!("usage: cold-start [--runs N] PROGRAM [ARGS…]");
-    };
+    if args.is_empty() {
+        bail!("usage: cold-start [--runs N] [--baseline PROGRAM] PROGRAM…");
+    }
+    let mut programs = args;
+    if let Some(baseline) = &baseline {
+        programs.push(baseline.clone());
+    }
     // The child runs in a scratch directory, so a relative program path must be made absolute.
-    let program = &std::fs::canonicalize(program)
-        .with_context(|| format!("no program at {program}"))?
-        .to_string_lossy()
-        .into_owned();
+    let programs = programs
+        .iter()
+        .map(|p| {
+            std::fs::canonicalize(p)
+                .with_context(|| format!("no program at {p}"))
+                .map(|p| p.to_string_lossy().into_owned())
+        })
+        .collect::<anyhow::Result<Vec<String>>>()?;
     let home = tempfile::TempDir::new()?;
-    let mut samples = Vec::with_capacity(runs);
+    let mut samples = vec![Vec::with_capacity(runs); programs.len()];
     for _ in 0..runs {
-        samples.push(one_run(program, rest, home.path())?);
+        for (program, samples) in programs.iter().zip(&mut samples) {
+            samples.push(one_run(program, home.path())?);
+        }
     }
-    samples.sort_unstable();
-    let pick = |q: f64| {
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss,
-            reason = "an index into a short sample list"
-        )]
-        let i = ((samples.len() - 1) as f64 * q).round() as usize;
-        samples[i]
-    };
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    let name = std::path::Path::new(program)
-        .file_name()
-        .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned());
+    let medians: Vec<Duration> = samples
+        .iter_mut()
+        .map(|s| {
+            s.sort_unstable();
+            pick(s, 0.5)
+        })
+        .collect();
+    let base = baseline.as_ref().and(medians.last().copied());
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "| server | runs | median ms | p90 ms | min ms | max ms |"
+        "| server | runs | median ms | p90 ms | min ms | max ms | median ÷ baseline |"
     )?;
-    writeln!(out, "|---|---|---|---|---|---|")?;
-    writeln!(
-        out,
-        "| {name} | {runs} | {:.2} | {:.2} | {:.2} | {:.2} |",
-        ms(pick(0.5)),
-        ms(pick(0.9)),
-        ms(samples[0]),
-        ms(samples[samples.len() - 1])
-    )?;
+    writeln!(out, "|---|---|---|---|---|---|---|")?;
+    for ((program, samples), median) in programs.iter().zip(&samples).zip(&medians) {
+        let name = std::path::Path::new(program)
+            .file_name()
+            .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned());
+        let ratio = base.map_or_else(String::new, |b| {
+            format!("{:.2}", median.as_secs_f64() / b.as_secs_f64())
+        });
+        writeln!(
+            out,
+            "| {name} | {runs} | {:.2} | {:.2} | {:.2} | {:.2} | {ratio} |",
+            ms(*median),
+            ms(pick(samples, 0.9)),
+            ms(samples[0]),
+            ms(samples[samples.len() - 1])
+        )?;
+    }
     Ok(())
 }
 
-fn one_run(program: &str, args: &[String], home: &std::path::Path) -> anyhow::Result<Duration> {
+/// The `q` quantile of sorted `samples`.
+fn pick(samples: &[Duration], q: f64) -> Duration {
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "an index into a short sample list"
+    )]
+    let i = ((samples.len() - 1) as f64 * q).round() as usize;
+    samples[i]
+}
+
+fn one_run(program: &str, home: &std::path::Path) -> anyhow::Result<Duration> {
     let start = Instant::now();
     let mut child = Command::new(program)
-        .args(args)
         .env("HOME", home)
         .current_dir(home)
         .stdin(Stdio::piped())
