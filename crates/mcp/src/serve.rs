@@ -76,8 +76,19 @@ async fn serve_until_stopped<S: ToolServer>(
 ) -> Result<Stop, ServeError> {
     let handshake = McpServer(server.clone()).serve(rmcp::transport::stdio());
     let running = tokio::select! {
-        running = handshake => running.map_err(|e| ServeError::Handshake(Box::new(e)))?,
+        // A signal wins over what it did to the handshake (an interrupted read of a terminal).
+        biased;
         stop = signals.next() => return Ok(stop),
+        running = handshake => match running {
+            Ok(running) => running,
+            // Stdin closed before the client said anything: the client went away, which is the
+            // normal end of a stdio server, not a failed handshake.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+                tracing::debug!("stdin closed before the handshake");
+                return Ok(Stop::Eof);
+            }
+            Err(err) => return Err(ServeError::Handshake(Box::new(err))),
+        },
     };
     let protocol = running.cancellation_token();
     let waiting = running.waiting();
