@@ -84,7 +84,7 @@ impl InProcess {
         let serving_server = server.clone();
         let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
         let serving = tokio::spawn(async move {
-            match bridge_mcp::McpServer(serving_server)
+            match bridge_mcp::McpServer::new(serving_server)
                 .serve(server_end)
                 .await
             {

@@ -18,7 +18,8 @@ type Server = BridgeServer;
 
 /// Every tool of the bridge. A delegated task is judged as a whole by the policy (its text
 /// against the blocked patterns and commands, its directory against the workspace); each step
-/// the agent then takes is judged again when it asks for permission.
+/// the agent then takes is judged again when it asks for permission. Delegated tasks run for
+/// minutes, so a client that declares the MCP tasks extension gets them as tasks.
 pub(crate) fn table() -> ToolTable<Server> {
     ToolTable::new([
         ToolSpec::new(
@@ -48,25 +49,29 @@ pub(crate) fn table() -> ToolTable<Server> {
                 Server::copilot_code_task,
             ),
             PolicyShape::delegate("workingDir"),
-        ),
+        )
+        .long_running(),
         ToolSpec::new(
             ToolRoute::new(Server::copilot_code_tool_attr(), Server::copilot_code),
             PolicyShape::delegate("workingDir"),
-        ),
+        )
+        .long_running(),
         ToolSpec::new(
             ToolRoute::new(
                 Server::copilot_code_verbose_tool_attr(),
                 Server::copilot_code_verbose,
             ),
             PolicyShape::delegate("workingDir"),
-        ),
+        )
+        .long_running(),
         ToolSpec::new(
             ToolRoute::new(
                 Server::copilot_orchestrate_tool_attr(),
                 Server::copilot_orchestrate,
             ),
             PolicyShape::delegate("workingDir"),
-        ),
+        )
+        .long_running(),
     ])
 }
 

@@ -1,16 +1,20 @@
 //! The one `ServerHandler` both servers run as. A server says who it is, hands over its tool
 //! table and its envelope, and optionally how to interrupt and stop its own work; identity,
-//! capabilities, tool listing and the enveloped call path are the same for both.
+//! capabilities, tool listing, the enveloped call path and MCP tasks for long-running tools are
+//! the same for both.
 
 use std::future::Future;
 
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CreateTaskResult,
+    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ResultType, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
+use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use tokio_util::sync::CancellationToken;
 
 use crate::envelope::Envelope;
 use crate::tool_table::ToolTable;
@@ -52,14 +56,89 @@ pub trait ToolServer: Clone + Send + Sync + 'static {
     }
 }
 
+/// How long a task and its result stay observable: delegated turns and orchestrations run for
+/// minutes, and a client may poll late (rmcp's default is 5 minutes).
+pub const TASK_TTL_MS: u64 = 60 * 60 * 1000;
+/// How often a client is asked to poll a task.
+pub const TASK_POLL_MS: u64 = 2_000;
+
 /// A [`ToolServer`] as an rmcp `ServerHandler`.
-#[derive(Debug, Clone)]
-pub struct McpServer<S>(pub S);
+#[derive(Clone)]
+pub struct McpServer<S> {
+    server: S,
+    tasks: TaskManager,
+}
+
+impl<S: std::fmt::Debug> std::fmt::Debug for McpServer<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: ToolServer> McpServer<S> {
+    /// The handler of `server`.
+    pub fn new(server: S) -> Self {
+        Self {
+            server,
+            tasks: TaskManager::new(),
+        }
+    }
+
+    /// Runs the call as an MCP task: the client gets the task at once and polls `tasks/get`;
+    /// `tasks/cancel` cancels the call the way a client's cancellation does (the turn stops).
+    fn spawn_task(
+        &self,
+        request: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> CreateTaskResult {
+        let server = self.server.clone();
+        let options = TaskOptions::new()
+            .with_ttl_ms(TASK_TTL_MS)
+            .with_poll_interval_ms(TASK_POLL_MS);
+        let task = self.tasks.spawn(options, move |task: TaskContext| {
+            Box::pin(async move {
+                // The request itself has been answered; only `tasks/cancel` stops the call now.
+                let cancel = CancellationToken::new();
+                context.ct = cancel.clone();
+                let call = ToolCallContext::new(&server, request, context);
+                let running = server.envelope().call(server.tool_table(), call);
+                tokio::pin!(running);
+                let response = tokio::select! {
+                    response = &mut running => response,
+                    () = task.cancelled() => {
+                        cancel.cancel();
+                        running.await
+                    }
+                };
+                match response {
+                    _ if task.is_cancel_requested() => Err(TaskExit::Cancelled),
+                    Ok(CallToolResponse::Complete(result)) => Ok(result),
+                    Ok(_) => Err(TaskExit::Error(ErrorData::internal_error(
+                        "the tool asked for input, which a task cannot give it",
+                        None,
+                    ))),
+                    Err(error) => Err(TaskExit::Error(error)),
+                }
+            })
+        });
+        CreateTaskResult::new(task)
+    }
+}
 
 impl<S: ToolServer> ServerHandler for McpServer<S> {
     fn get_info(&self) -> ServerConfig {
         let identity = S::IDENTITY;
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = if self.server.tool_table().has_long_running() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(identity.name, identity.version))
             .with_instructions(identity.instructions)
     }
@@ -69,9 +148,31 @@ impl<S: ToolServer> ServerHandler for McpServer<S> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let server = &self.0;
+        let server = &self.server;
+        let wants_task = context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks());
+        if wants_task && server.tool_table().is_long_running(&request.name) {
+            return Ok(CallToolResponse::Task(self.spawn_task(request, context)));
+        }
         let call = ToolCallContext::new(server, request, context);
         server.envelope().call(server.tool_table(), call).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel_task(&request.task_id)
     }
 
     async fn list_tools(
@@ -85,7 +186,7 @@ impl<S: ToolServer> ServerHandler for McpServer<S> {
             .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
         Ok(ListToolsResult {
             result_type: Some(ResultType::COMPLETE),
-            tools: self.0.tool_table().tools(),
+            tools: self.server.tool_table().tools(),
             meta: None,
             next_cursor: None,
             ttl_ms: cache_hints.then_some(0),
@@ -94,6 +195,6 @@ impl<S: ToolServer> ServerHandler for McpServer<S> {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.0.tool_table().router().get(name).cloned()
+        self.server.tool_table().router().get(name).cloned()
     }
 }

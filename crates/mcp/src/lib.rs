@@ -28,7 +28,7 @@ pub use crate::answer::Answer;
 pub use crate::blocking::blocking;
 pub use crate::entry::{block_on, finish, runtime};
 pub use crate::envelope::{Envelope, EnvelopeSettings, SetupError};
-pub use crate::handler::{Identity, McpServer, ToolServer};
+pub use crate::handler::{Identity, McpServer, TASK_POLL_MS, TASK_TTL_MS, ToolServer};
 pub use crate::schema::plain_input_schemas;
 pub use crate::serve::{
     AUDIT_DRAIN_BOUND, CALL_GRACE, SHUTDOWN_BOUND, ServeError, Stop, serve_stdio, tell_person,

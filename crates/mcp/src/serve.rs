@@ -74,7 +74,7 @@ async fn serve_until_stopped<S: ToolServer>(
     server: &S,
     mut signals: Signals,
 ) -> Result<Stop, ServeError> {
-    let handshake = McpServer(server.clone()).serve(rmcp::transport::stdio());
+    let handshake = McpServer::new(server.clone()).serve(rmcp::transport::stdio());
     let running = tokio::select! {
         // A signal wins over what it did to the handshake (an interrupted read of a terminal).
         biased;

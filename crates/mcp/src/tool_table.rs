@@ -93,13 +93,26 @@ impl PolicyShape {
 pub struct ToolSpec<S> {
     route: ToolRoute<S>,
     shape: PolicyShape,
+    long_running: bool,
 }
 
 impl<S: Send + Sync + 'static> ToolSpec<S> {
     /// A tool: its route (`ToolRoute::new(Self::x_tool_attr(), Self::x)` for a `#[tool]` method
     /// `x`) and its policy shape.
     pub fn new(route: ToolRoute<S>, shape: PolicyShape) -> Self {
-        Self { route, shape }
+        Self {
+            route,
+            shape,
+            long_running: false,
+        }
+    }
+
+    /// The tool may run for minutes: a client that declares the MCP tasks extension gets a
+    /// task for each call of it instead of a response held open.
+    #[must_use]
+    pub fn long_running(mut self) -> Self {
+        self.long_running = true;
+        self
     }
 }
 
@@ -108,6 +121,7 @@ impl<S: Send + Sync + 'static> ToolSpec<S> {
 pub struct ToolTable<S> {
     router: ToolRouter<S>,
     shapes: HashMap<String, PolicyShape>,
+    long_running: Vec<String>,
 }
 
 impl<S> Clone for ToolTable<S> {
@@ -115,6 +129,7 @@ impl<S> Clone for ToolTable<S> {
         Self {
             router: self.router.clone(),
             shapes: self.shapes.clone(),
+            long_running: self.long_running.clone(),
         }
     }
 }
@@ -140,8 +155,17 @@ impl<S: Send + Sync + 'static> ToolTable<S> {
         let depth = depth_property();
         let mut router = ToolRouter::new();
         let mut shapes = HashMap::new();
-        for ToolSpec { mut route, shape } in specs {
+        let mut long_running = Vec::new();
+        for ToolSpec {
+            mut route,
+            shape,
+            long_running: long,
+        } in specs
+        {
             let name = route.name().to_owned();
+            if long {
+                long_running.push(name.clone());
+            }
             let mut schema = route.attr.input_schema.as_ref().clone();
             if let Some(Value::Object(properties)) = schema.get_mut("properties") {
                 properties.insert(DEPTH_ARGUMENT.to_owned(), depth.clone());
@@ -154,7 +178,11 @@ impl<S: Send + Sync + 'static> ToolTable<S> {
             router.add_route(route);
         }
         crate::plain_input_schemas(&mut router);
-        Self { router, shapes }
+        Self {
+            router,
+            shapes,
+            long_running,
+        }
     }
 
     /// The router over every tool.
@@ -165,6 +193,16 @@ impl<S: Send + Sync + 'static> ToolTable<S> {
     /// How the policy sees `tool`, if this table has it.
     pub fn shape(&self, tool: &str) -> Option<&PolicyShape> {
         self.shapes.get(tool)
+    }
+
+    /// Whether `tool` may run as an MCP task.
+    pub fn is_long_running(&self, tool: &str) -> bool {
+        self.long_running.iter().any(|t| t == tool)
+    }
+
+    /// Whether any tool may run as an MCP task (the server then offers the tasks extension).
+    pub fn has_long_running(&self) -> bool {
+        !self.long_running.is_empty()
     }
 
     /// The tools, as listed to clients.
