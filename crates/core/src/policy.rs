@@ -235,6 +235,8 @@ enum Problem {
     Path(#[from] PathProblem),
     #[error("{0} matched pattern number {1}, which does not exist")]
     LostPattern(&'static str, usize),
+    #[error("the built-in rule {0} does not compile")]
+    BuiltInRule(String),
 }
 
 impl GlobList {
@@ -287,10 +289,48 @@ impl GlobList {
     }
 }
 
-/// A compiled blocked-argument regex with the words that explain a match.
+/// The built-in rules' regexes, compiled on first use rather than at startup (they are most
+/// of what a server would otherwise do before answering its first message) and shared by every
+/// policy in the process. Indexed like [`commands::default_rules`].
+static BUILT_IN_REGEXES: LazyLock<Vec<Result<Regex, String>>> = LazyLock::new(|| {
+    commands::default_rules()
+        .iter()
+        .map(|rule| Regex::new(&rule.pattern).map_err(|e| format!("{}: {e}", rule.name)))
+        .collect()
+});
+
+/// Compiles the built-in rules now, e.g. on a spare thread once a server has answered its
+/// client's first message, so the first call does not pay for it.
+pub fn prepare_built_in_rules() {
+    LazyLock::force(&BUILT_IN_REGEXES);
+}
+
+/// How a blocked pattern matches.
+#[derive(Debug, Clone)]
+enum Matcher {
+    /// A pattern from the policy file, compiled when the file was loaded.
+    Own(Regex),
+    /// A built-in rule, by its index in [`BUILT_IN_REGEXES`].
+    BuiltIn(usize),
+}
+
+impl Matcher {
+    fn is_match(&self, text: &str) -> Result<bool, Problem> {
+        match self {
+            Self::Own(regex) => Ok(regex.is_match(text)),
+            Self::BuiltIn(index) => match BUILT_IN_REGEXES.get(*index) {
+                Some(Ok(regex)) => Ok(regex.is_match(text)),
+                Some(Err(error)) => Err(Problem::BuiltInRule(error.clone())),
+                None => Err(Problem::LostPattern("built-in rules", *index)),
+            },
+        }
+    }
+}
+
+/// A blocked-argument pattern with the words that explain a match.
 #[derive(Debug, Clone)]
 struct BlockedPattern {
-    regex: Regex,
+    regex: Matcher,
     /// Applies only to kinds that may run commands (the built-in rules).
     commands_only: bool,
     /// Completes "its arguments match …".
@@ -474,7 +514,7 @@ impl Policy {
             if pattern.commands_only && !request.kind.may_run_commands() {
                 continue;
             }
-            if pattern.regex.is_match(request.text) {
+            if pattern.regex.is_match(request.text)? {
                 return Ok(Decision::Deny {
                     reason: format!(
                         "`{tool}` is blocked: its arguments match {}; {}",
@@ -600,7 +640,7 @@ fn compile_patterns(
             source: Box::new(e),
         })?;
         patterns.push(BlockedPattern {
-            regex,
+            regex: Matcher::Own(regex),
             commands_only: false,
             rule: format!("{key} `{source}` ({origin_text})"),
             advice: format!("remove the pattern from {origin_text} if this call is safe"),
@@ -618,18 +658,12 @@ fn compile_patterns(
             });
         }
     }
-    for rule in rules {
+    for (index, rule) in rules.iter().enumerate() {
         if disabled.iter().any(|name| name == rule.name) {
             continue;
         }
-        let regex = Regex::new(&rule.pattern).map_err(|e| PolicyError::InvalidRegex {
-            origin: origin.to_owned(),
-            key: format!("built-in rule {}", rule.name),
-            value: rule.pattern.clone(),
-            source: Box::new(e),
-        })?;
         patterns.push(BlockedPattern {
-            regex,
+            regex: Matcher::BuiltIn(index),
             commands_only: true,
             rule: format!(
                 "the built-in rule `{}` against {}",
@@ -666,6 +700,15 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+
+    #[test]
+    fn every_built_in_rule_compiles() {
+        prepare_built_in_rules();
+        for compiled in BUILT_IN_REGEXES.iter() {
+            assert!(compiled.is_ok(), "{compiled:?}");
+        }
+        assert_eq!(BUILT_IN_REGEXES.len(), commands::default_rules().len());
+    }
 
     fn request<'a>(tool: &'a str, kind: ToolKind, text: &'a str) -> PolicyRequest<'a> {
         PolicyRequest {

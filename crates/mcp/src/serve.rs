@@ -90,6 +90,12 @@ async fn serve_until_stopped<S: ToolServer>(
             Err(err) => return Err(ServeError::Handshake(Box::new(err))),
         },
     };
+    // The expensive matchers (the policy's built-in rules, the redactor) are built on first
+    // use; build them now, off the protocol's threads, so the first call does not wait for them.
+    drop(tokio::task::spawn_blocking(|| {
+        bridge_core::policy::prepare_built_in_rules();
+        bridge_core::redact::Redactor::shared();
+    }));
     let protocol = running.cancellation_token();
     let waiting = running.waiting();
     tokio::pin!(waiting);
