@@ -39,7 +39,7 @@ pub use self::config::{
 pub use self::content::ContentBlock;
 pub use self::error::{AcpError, RpcError};
 pub use self::permission::{
-    AskHook, DEFAULT_ASK_TIMEOUT, Decision, DenyAll, PermissionDecider, PermissionGate,
+    AskHook, DEFAULT_ASK_TIMEOUT, DenyAll, PermissionAnswer, PermissionDecider, PermissionGate,
     PermissionRequest, Verdict,
 };
 pub use self::process::adopt_orphans;

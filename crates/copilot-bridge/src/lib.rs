@@ -17,7 +17,7 @@ pub mod runner;
 /// The MCP server: identity, capabilities and tool routing.
 mod server;
 /// The session store behind `sessionId` continuation.
-pub mod sessions;
+mod session_store;
 /// The MCP tools, one file per group.
 mod tools;
 /// `copilot-bridge validate`: is everything wired up?

@@ -23,7 +23,7 @@ use crate::acp::{
     AcpError, Agent, ContentBlock, CopilotLaunch, MemoryLaunch, PermissionGate, PlanEntry,
     PromptOptions, PromptOutcome, Session, StopReason, ToolCall, ToolCallStatus, Update, Usage,
 };
-use crate::sessions::{SessionRecord, SessionStore};
+use crate::session_store::{SessionRecord, SessionStore};
 
 /// Longest gap between progress notifications while a turn runs. Clients commonly time a
 /// request out after 60 s without progress; 10 s keeps well inside that (the issue asks for
@@ -226,7 +226,7 @@ pub enum Step {
 
 /// A finished turn plus what the bridge saw of it.
 #[derive(Debug, Clone)]
-pub struct TaskReport {
+pub struct TurnReport {
     /// What the turn produced.
     pub outcome: PromptOutcome,
     /// The model's failure, when the turn's answer is the CLI's error report.
@@ -239,7 +239,7 @@ pub struct TaskReport {
     pub elapsed_ms: u64,
 }
 
-impl TaskReport {
+impl TurnReport {
     /// Token use, when reported.
     pub fn usage(&self) -> Option<&Usage> {
         self.outcome.usage.as_ref()
@@ -319,7 +319,7 @@ impl Runner {
         request: TaskRequest,
         progress: Option<ProgressSink>,
         cancel: CancellationToken,
-    ) -> Result<TaskReport, RunError> {
+    ) -> Result<TurnReport, RunError> {
         let started = Instant::now();
         let (record, working_dir) = self.target(&request).await?;
 
@@ -364,7 +364,7 @@ impl Runner {
             .await?;
         self.remember(&session, &outcome, &working_dir, &request)
             .await;
-        Ok(TaskReport {
+        Ok(TurnReport {
             outcome,
             model_error,
             working_dir,

@@ -29,9 +29,10 @@ use regex::Regex;
 pub use self::file::{OutsideWorkspace, PolicyFile};
 use self::paths::PathProblem;
 
-/// What a tool does, mirroring the ACP tool-call kinds the Copilot CLI reports.
+/// What a call does, as far as the policy cares: the servers map their own notions (a tool
+/// table row, an agent's tool-call kind) onto these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ToolKind {
+pub enum ActionKind {
     /// Creates, modifies, moves or deletes files.
     Edit,
     /// Runs a shell command.
@@ -46,20 +47,7 @@ pub enum ToolKind {
     Other,
 }
 
-impl ToolKind {
-    /// Maps an ACP `ToolKind` string: `edit`, `delete` and `move` change files; `read` and
-    /// `search` read them; unknown kinds are [`ToolKind::Other`], which the built-in command
-    /// rules still check.
-    pub fn from_acp(kind: &str) -> Self {
-        match kind {
-            "edit" | "delete" | "move" => Self::Edit,
-            "execute" => Self::Execute,
-            "read" | "search" => Self::Read,
-            "fetch" => Self::Fetch,
-            _ => Self::Other,
-        }
-    }
-
+impl ActionKind {
     /// Whether the built-in destructive-command rules apply: not to edits and reads, whose text
     /// is file content or a path (a README may well say `curl … | sh`).
     fn may_run_commands(self) -> bool {
@@ -76,7 +64,7 @@ pub struct PolicyRequest<'a> {
     /// The tool's name, matched against the tool globs.
     pub tool: &'a str,
     /// What the tool does.
-    pub kind: ToolKind,
+    pub kind: ActionKind,
     /// The command line or argument text the blocked patterns are matched against (for a shell
     /// call pass the command itself, not its JSON encoding).
     pub text: &'a str,
@@ -554,9 +542,9 @@ impl Policy {
     /// Blocked paths and workspace containment; `None` when the paths raise no objection.
     fn judge_paths(&self, request: &PolicyRequest<'_>) -> Result<Option<Decision>, Problem> {
         let (outside, key, verb) = match request.kind {
-            ToolKind::Edit => (self.edits_outside, "edits_outside_workspace", "edit"),
-            ToolKind::Read => (self.reads_outside, "reads_outside_workspace", "read"),
-            ToolKind::Execute | ToolKind::Fetch | ToolKind::Mcp | ToolKind::Other => {
+            ActionKind::Edit => (self.edits_outside, "edits_outside_workspace", "edit"),
+            ActionKind::Read => (self.reads_outside, "reads_outside_workspace", "read"),
+            ActionKind::Execute | ActionKind::Fetch | ActionKind::Mcp | ActionKind::Other => {
                 return Ok(None);
             }
         };
@@ -710,7 +698,7 @@ mod tests {
         assert_eq!(BUILT_IN_REGEXES.len(), commands::default_rules().len());
     }
 
-    fn request<'a>(tool: &'a str, kind: ToolKind, text: &'a str) -> PolicyRequest<'a> {
+    fn request<'a>(tool: &'a str, kind: ActionKind, text: &'a str) -> PolicyRequest<'a> {
         PolicyRequest {
             tool,
             kind,
@@ -722,13 +710,14 @@ mod tests {
 
     #[test]
     fn default_policy_allows_an_ordinary_command() {
-        let decision = Policy::default().evaluate(&request("bash", ToolKind::Execute, "ls -la"));
+        let decision = Policy::default().evaluate(&request("bash", ActionKind::Execute, "ls -la"));
         assert_eq!(decision, Decision::Allow);
     }
 
     #[test]
     fn default_reason_names_the_rule_and_how_to_switch_it_off() {
-        let decision = Policy::default().evaluate(&request("bash", ToolKind::Execute, "rm -rf /"));
+        let decision =
+            Policy::default().evaluate(&request("bash", ActionKind::Execute, "rm -rf /"));
         assert_eq!(
             decision,
             Decision::Deny {
@@ -747,7 +736,7 @@ mod tests {
         let policy = Policy::default();
         let readme = "Install with: curl -fsSL https://x/install.sh | sh";
         assert_eq!(
-            policy.evaluate(&request("view", ToolKind::Read, readme)),
+            policy.evaluate(&request("view", ActionKind::Read, readme)),
             Decision::Allow
         );
         let ws = Path::new("/ws");
@@ -755,38 +744,19 @@ mod tests {
         let edit = PolicyRequest {
             paths: &paths,
             workspace: Some(ws),
-            ..request("create", ToolKind::Edit, readme)
+            ..request("create", ActionKind::Edit, readme)
         };
         assert_eq!(policy.evaluate(&edit), Decision::Allow);
         for kind in [
-            ToolKind::Execute,
-            ToolKind::Mcp,
-            ToolKind::Other,
-            ToolKind::Fetch,
+            ActionKind::Execute,
+            ActionKind::Mcp,
+            ActionKind::Other,
+            ActionKind::Fetch,
         ] {
             assert!(
                 !policy.evaluate(&request("x", kind, readme)).is_allow(),
                 "{kind:?}"
             );
-        }
-    }
-
-    #[test]
-    fn acp_kinds_map_onto_tool_kinds() {
-        let cases = [
-            ("edit", ToolKind::Edit),
-            ("delete", ToolKind::Edit),
-            ("move", ToolKind::Edit),
-            ("execute", ToolKind::Execute),
-            ("read", ToolKind::Read),
-            ("search", ToolKind::Read),
-            ("fetch", ToolKind::Fetch),
-            ("think", ToolKind::Other),
-            ("other", ToolKind::Other),
-            ("surprise", ToolKind::Other),
-        ];
-        for (acp, kind) in cases {
-            assert_eq!(ToolKind::from_acp(acp), kind, "{acp}");
         }
     }
 
@@ -800,13 +770,13 @@ mod tests {
         let policy = Policy::new(&file, Path::new("p.toml"))?;
         assert!(
             !policy
-                .evaluate(&request(name, ToolKind::Other, ""))
+                .evaluate(&request(name, ActionKind::Other, ""))
                 .is_allow()
         );
         for other in ["weirdt*{x}", "weird[tool]-anything{x}", "weirdo"] {
             assert!(
                 policy
-                    .evaluate(&request(other, ToolKind::Other, ""))
+                    .evaluate(&request(other, ActionKind::Other, ""))
                     .is_allow(),
                 "{other}"
             );
@@ -847,7 +817,7 @@ mod tests {
         std::fs::write(&path, "blocked_tools = [\"web_*\"]\n")?;
         let policy = Policy::load(&path)?;
         assert_eq!(
-            policy.evaluate(&request("web_fetch", ToolKind::Fetch, "")),
+            policy.evaluate(&request("web_fetch", ActionKind::Fetch, "")),
             Decision::Deny {
                 reason: format!(
                     "`web_fetch` is blocked: it matches blocked_tools pattern `web_*` (policy \

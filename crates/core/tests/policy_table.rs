@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use ToolKind::{Execute, Fetch, Mcp, Read};
+use ActionKind::{Execute, Fetch, Mcp, Read};
 use Verdict::{Allow, Ask, Deny};
-use bridge_core::policy::{Decision, Policy, PolicyError, PolicyRequest, ToolKind};
+use bridge_core::policy::{ActionKind, Decision, Policy, PolicyError, PolicyRequest};
 use pretty_assertions::assert_eq;
 
 /// The verdict without its reason text, plus a word the reason must contain.
@@ -28,7 +28,7 @@ fn check(policy: &Policy, case: &str, request: &PolicyRequest<'_>, expected: Ver
     assert!(ok, "{case}: expected {expected:?}, got {decision:?}");
 }
 
-fn call<'a>(tool: &'a str, kind: ToolKind, text: &'a str) -> PolicyRequest<'a> {
+fn call<'a>(tool: &'a str, kind: ActionKind, text: &'a str) -> PolicyRequest<'a> {
     PolicyRequest {
         tool,
         kind,
@@ -90,7 +90,7 @@ fn rules_apply_in_order_blocked_tools_patterns_ask_allowlist_allow() -> anyhow::
         ),
         (
             "not allowlisted",
-            call("create", ToolKind::Other, ""),
+            call("create", ActionKind::Other, ""),
             Deny("matches none of allowed_tools"),
         ),
         // Regexes use word boundaries as written.
@@ -150,7 +150,7 @@ ask_tools = []"#,
         ("html", Allow),
     ];
     for (tool, expected) in cases {
-        check(&policy, tool, &call(tool, ToolKind::Other, ""), expected);
+        check(&policy, tool, &call(tool, ActionKind::Other, ""), expected);
     }
     Ok(())
 }
@@ -191,7 +191,7 @@ fn edits_must_stay_inside_the_workspace() {
         let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
         let request = PolicyRequest {
             paths: &paths,
-            ..call("create", ToolKind::Edit, "")
+            ..call("create", ActionKind::Edit, "")
         };
         check(&policy, name, &request, *expected);
     }
@@ -204,7 +204,7 @@ fn edits_without_a_usable_workspace_are_denied() {
     let no_workspace = PolicyRequest {
         paths: &paths,
         workspace: None,
-        ..call("create", ToolKind::Edit, "")
+        ..call("create", ActionKind::Edit, "")
     };
     check(
         &policy,
@@ -243,7 +243,7 @@ fn reads_are_allowed_anywhere_by_default_and_can_be_confined() -> anyhow::Result
         Ask("reads_outside_workspace = \"ask\""),
     );
     let edit = PolicyRequest {
-        kind: ToolKind::Edit,
+        kind: ActionKind::Edit,
         ..read
     };
     check(&confined, "edits allowed anywhere", &edit, Allow);
@@ -274,7 +274,7 @@ allowed_tools = ["create"]"#,
         let paths = [PathBuf::from(path)];
         let request = PolicyRequest {
             paths: &paths,
-            ..call(tool, ToolKind::Edit, "")
+            ..call(tool, ActionKind::Edit, "")
         };
         check(&policy, path, &request, *expected);
     }
@@ -299,7 +299,7 @@ fn blocked_paths_use_path_globs_where_star_stops_at_slashes() -> anyhow::Result<
     ];
     for (path, expected) in cases {
         let paths = [PathBuf::from(path)];
-        for kind in [ToolKind::Edit, Read] {
+        for kind in [ActionKind::Edit, Read] {
             let request = PolicyRequest {
                 paths: &paths,
                 ..call("tool", kind, "")
@@ -317,7 +317,7 @@ fn calls_the_policy_cannot_judge_are_denied() {
         check(
             &policy,
             "empty name",
-            &call(tool, ToolKind::Other, ""),
+            &call(tool, ActionKind::Other, ""),
             Deny("no tool name"),
         );
     }
@@ -450,11 +450,11 @@ fn the_example_file_loads_and_means_the_default() -> anyhow::Result<()> {
         call("bash", Execute, "git push --force origin master"),
         PolicyRequest {
             paths: &outside,
-            ..call("create", ToolKind::Edit, "")
+            ..call("create", ActionKind::Edit, "")
         },
         PolicyRequest {
             paths: &inside,
-            ..call("create", ToolKind::Edit, "")
+            ..call("create", ActionKind::Edit, "")
         },
         PolicyRequest {
             paths: &outside,
@@ -462,7 +462,7 @@ fn the_example_file_loads_and_means_the_default() -> anyhow::Result<()> {
         },
         PolicyRequest {
             paths: &[],
-            ..call("create", ToolKind::Edit, "")
+            ..call("create", ActionKind::Edit, "")
         },
     ];
     for request in &requests {

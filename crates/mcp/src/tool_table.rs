@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bridge_core::depth::DEPTH_ARGUMENT;
-use bridge_core::policy::ToolKind;
+use bridge_core::policy::ActionKind;
 use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::model::{JsonObject, Tool};
 use serde_json::Value;
@@ -18,7 +18,7 @@ use serde_json::Value;
 #[derive(Debug, Clone)]
 pub struct CallShape {
     /// The kind of action.
-    pub kind: ToolKind,
+    pub kind: ActionKind,
     /// Paths the call touches (relative ones are taken from the workspace root).
     pub paths: Vec<PathBuf>,
 }
@@ -27,7 +27,7 @@ pub struct CallShape {
 /// path it touches.
 #[derive(Debug, Clone, Copy)]
 pub struct PolicyShape {
-    kind: ToolKind,
+    kind: ActionKind,
     path_argument: Option<&'static str>,
     default_path: Option<&'static str>,
 }
@@ -36,7 +36,7 @@ impl PolicyShape {
     /// Reads the path named by `argument`, or `default` when the argument is absent.
     pub const fn read(argument: &'static str, default: Option<&'static str>) -> Self {
         Self {
-            kind: ToolKind::Read,
+            kind: ActionKind::Read,
             path_argument: Some(argument),
             default_path: default,
         }
@@ -45,7 +45,7 @@ impl PolicyShape {
     /// Reads without naming a path (the tool confines its own reads).
     pub const fn read_only() -> Self {
         Self {
-            kind: ToolKind::Read,
+            kind: ActionKind::Read,
             path_argument: None,
             default_path: None,
         }
@@ -54,7 +54,7 @@ impl PolicyShape {
     /// Creates or changes the file named by `argument`.
     pub const fn edit(argument: &'static str) -> Self {
         Self {
-            kind: ToolKind::Edit,
+            kind: ActionKind::Edit,
             path_argument: Some(argument),
             default_path: None,
         }
@@ -66,7 +66,7 @@ impl PolicyShape {
     /// it asks for permission.
     pub const fn delegate(argument: &'static str) -> Self {
         Self {
-            kind: ToolKind::Other,
+            kind: ActionKind::Other,
             path_argument: Some(argument),
             default_path: Some("."),
         }
@@ -253,12 +253,12 @@ mod tests {
         let arguments = json!({"path": "src/a.rs", "workingDir": "sub"});
         let arguments = arguments.as_object().cloned().unwrap_or_default();
         let read = PolicyShape::read("path", None).describe(&arguments);
-        assert_eq!(read.kind, ToolKind::Read);
+        assert_eq!(read.kind, ActionKind::Read);
         assert_eq!(read.paths, vec![PathBuf::from("src/a.rs")]);
         let list = PolicyShape::read("directory", Some(".")).describe(&arguments);
         assert_eq!(list.paths, vec![PathBuf::from(".")]);
         let task = PolicyShape::delegate("workingDir").describe(&arguments);
-        assert_eq!(task.kind, ToolKind::Other);
+        assert_eq!(task.kind, ActionKind::Other);
         assert_eq!(task.paths, vec![PathBuf::from("sub")]);
         let edit = PolicyShape::edit("path").describe(&JsonObject::new());
         assert!(edit.paths.is_empty());

@@ -8,9 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bridge_core::policy::{
-    Decision as PolicyDecision, Policy, PolicyRequest, ToolKind as PolicyToolKind,
-};
+use bridge_core::policy::{Decision as PolicyDecision, Policy, PolicyRequest};
 use serde_json::Value;
 
 use crate::acp::connection::BoxFuture;
@@ -113,7 +111,7 @@ impl PermissionDecider for Policy {
             self,
             &PolicyRequest {
                 tool: &request.tool,
-                kind: PolicyToolKind::from_acp(request.kind.as_str()),
+                kind: request.kind.action(),
                 text: &text,
                 paths: &request.paths,
                 workspace: Some(&request.cwd),
@@ -127,16 +125,16 @@ impl PermissionDecider for Policy {
     }
 }
 
-/// The decision on one request.
+/// The bridge's answer to one permission request from the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decision {
+pub struct PermissionAnswer {
     /// Allowed (once) or not.
     pub allowed: bool,
     /// Why.
     pub reason: String,
 }
 
-impl Decision {
+impl PermissionAnswer {
     fn deny(reason: impl Into<String>) -> Self {
         Self {
             allowed: false,
@@ -198,19 +196,19 @@ impl PermissionGate {
     }
 
     /// Decides one request.
-    pub async fn decide(&self, request: &PermissionRequest) -> Decision {
+    pub async fn decide(&self, request: &PermissionRequest) -> PermissionAnswer {
         if let Some(denial) = hard_rules(request) {
             return denial;
         }
         match self.decider.evaluate(request) {
-            Verdict::Allow => Decision {
+            Verdict::Allow => PermissionAnswer {
                 allowed: true,
                 reason: "allowed by policy".to_owned(),
             },
-            Verdict::Deny { reason } => Decision::deny(reason),
+            Verdict::Deny { reason } => PermissionAnswer::deny(reason),
             Verdict::Ask { reason } => {
                 let Some(hook) = &self.ask else {
-                    return Decision::deny(format!(
+                    return PermissionAnswer::deny(format!(
                         "{reason}; the policy wants a person to confirm this and no one can be \
                          asked, so it is denied"
                     ));
@@ -221,12 +219,12 @@ impl PermissionGate {
                 )
                 .await
                 {
-                    Ok(true) => Decision {
+                    Ok(true) => PermissionAnswer {
                         allowed: true,
                         reason: format!("{reason}; confirmed when asked"),
                     },
-                    Ok(false) => Decision::deny(format!("{reason}; refused when asked")),
-                    Err(_) => Decision::deny(format!(
+                    Ok(false) => PermissionAnswer::deny(format!("{reason}; refused when asked")),
+                    Err(_) => PermissionAnswer::deny(format!(
                         "{reason}; no answer within {}s, so it is denied",
                         self.ask_timeout.as_secs()
                     )),
@@ -238,7 +236,7 @@ impl PermissionGate {
 
 /// Rules no policy can loosen: an edit must name its files, and every file must be inside the
 /// session's working directory once symlinks and `..` are resolved.
-fn hard_rules(request: &PermissionRequest) -> Option<Decision> {
+fn hard_rules(request: &PermissionRequest) -> Option<PermissionAnswer> {
     let edits = matches!(
         request.kind,
         ToolKind::Edit | ToolKind::Delete | ToolKind::Move
@@ -247,7 +245,7 @@ fn hard_rules(request: &PermissionRequest) -> Option<Decision> {
         return None;
     }
     if request.paths.is_empty() {
-        return Some(Decision::deny(format!(
+        return Some(PermissionAnswer::deny(format!(
             "the agent asked to {} without naming a file, so the bridge cannot check where it \
              writes",
             request.kind
@@ -261,7 +259,7 @@ fn hard_rules(request: &PermissionRequest) -> Option<Decision> {
         .map(|path| path.display().to_string())
         .collect();
     (!outside.is_empty()).then(|| {
-        Decision::deny(format!(
+        PermissionAnswer::deny(format!(
             "{} is outside the session's working directory {}; the bridge only allows edits \
              inside it",
             outside.join(", "),

@@ -5,6 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use bridge_core::policy::ActionKind;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -109,6 +110,21 @@ lenient_str_enum! {
         Refusal = "refusal",
         /// The turn was cancelled (by us, or because it timed out).
         Cancelled = "cancelled",
+    }
+}
+
+impl ToolKind {
+    /// How the permission policy sees a call of this kind: `edit`, `delete` and `move` change
+    /// files; `read` and `search` read them; every other kind (including ones this client does
+    /// not know) is `Other`, which the built-in command rules still check.
+    pub fn action(&self) -> ActionKind {
+        match self {
+            Self::Edit | Self::Delete | Self::Move => ActionKind::Edit,
+            Self::Execute => ActionKind::Execute,
+            Self::Read | Self::Search => ActionKind::Read,
+            Self::Fetch => ActionKind::Fetch,
+            Self::Think | Self::SwitchMode | Self::Misc | Self::Other(_) => ActionKind::Other,
+        }
     }
 }
 
@@ -371,6 +387,25 @@ impl Update {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn acp_kinds_map_onto_policy_actions() {
+        let cases = [
+            ("edit", ActionKind::Edit),
+            ("delete", ActionKind::Edit),
+            ("move", ActionKind::Edit),
+            ("execute", ActionKind::Execute),
+            ("read", ActionKind::Read),
+            ("search", ActionKind::Read),
+            ("fetch", ActionKind::Fetch),
+            ("think", ActionKind::Other),
+            ("other", ActionKind::Other),
+            ("surprise", ActionKind::Other),
+        ];
+        for (acp, action) in cases {
+            assert_eq!(ToolKind::from(acp.to_owned()).action(), action, "{acp}");
+        }
+    }
     use pretty_assertions::assert_eq;
     use serde_json::json;
 

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::acp::{StopReason, ToolCall, Usage};
 use crate::runner::{
-    DirAccess, ProgressSink, RunError, Step, TaskReport, TaskRequest, progress_message,
+    DirAccess, ProgressSink, RunError, Step, TaskRequest, TurnReport, progress_message,
 };
 use crate::server::BridgeServer;
 
@@ -154,7 +154,7 @@ pub struct TaskResult {
 }
 
 impl TaskResult {
-    pub(crate) fn from_report(report: &TaskReport, verbose: bool) -> Self {
+    pub(crate) fn from_report(report: &TurnReport, verbose: bool) -> Self {
         let outcome = &report.outcome;
         Self {
             session_id: outcome.session_id.clone(),

@@ -46,7 +46,7 @@ struct File {
 /// Why the store could not be saved.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot save the session store {path}: {source}; check that the directory is writable")]
-pub struct StoreError {
+pub struct SessionStoreError {
     path: PathBuf,
     #[source]
     source: std::io::Error,
@@ -115,11 +115,6 @@ impl SessionStore {
             .is_some()
     }
 
-    /// Forgets `session_id`; returns its record.
-    pub fn remove(&mut self, session_id: &str) -> Option<SessionRecord> {
-        self.records.remove(session_id)
-    }
-
     /// Drops records unused for longer than [`STALE_AFTER`].
     pub fn prune(&mut self, now: DateTime<Utc>) {
         let stale = chrono::Duration::from_std(STALE_AFTER).unwrap_or(chrono::Duration::MAX);
@@ -128,8 +123,8 @@ impl SessionStore {
 
     /// Writes the store atomically: a temporary file (mode 0600) in the same directory, synced,
     /// then renamed over the old one. The directory is created with mode 0700.
-    pub fn save(&self) -> Result<(), StoreError> {
-        let err = |source| StoreError {
+    pub fn save(&self) -> Result<(), SessionStoreError> {
+        let err = |source| SessionStoreError {
             path: self.path.clone(),
             source,
         };
