@@ -354,7 +354,7 @@ pub struct Byok {
 
 /// Where the OpenClaw gateway is and how to authenticate to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Gateway {
+pub struct GatewayConfig {
     /// Host name or address.
     pub host: String,
     /// TCP port (1–65535).
@@ -377,7 +377,7 @@ pub struct Config {
     /// Log verbosity.
     pub log_level: LogLevel,
     /// The OpenClaw gateway.
-    pub gateway: Gateway,
+    pub gateway: GatewayConfig,
     /// Directory of the audit JSONL files.
     pub audit_dir: PathBuf,
     /// Extra context added to every prompt.
@@ -437,7 +437,7 @@ impl Config {
         let byok = resolve_byok(&env)?;
         let model = model.or_else(|| byok.as_ref().and_then(|b| b.model.clone()));
 
-        let gateway = Gateway {
+        let gateway = GatewayConfig {
             host: env
                 .get("OPENCLAW_HOST")
                 .map_or_else(|| DEFAULT_OPENCLAW_HOST.to_owned(), |h| h.trim().to_owned()),
@@ -620,7 +620,7 @@ mod tests {
         assert_eq!(config.state_dir, PathBuf::from("/home/u/.copilot-bridge"));
         assert_eq!(
             config.gateway,
-            Gateway {
+            GatewayConfig {
                 host: "127.0.0.1".into(),
                 port: 18789,
                 token: None

@@ -49,7 +49,7 @@ pub use self::plan::{
     TaskSpec, parse_plan, parse_plan_value,
 };
 pub use self::prompt::{MAX_DEPENDENCY_SUMMARY_CHARS, planning_prompt, subtask_prompt};
-pub use self::report::{Report, StopReason, TaskReport, TaskStatus};
+pub use self::report::{Report, RunStop, TaskReport, TaskStatus};
 pub use self::schedule::{
     Concurrency, ConcurrencyError, DEFAULT_CANCEL_GRACE, DependencyResult, RunOptions, Strategy,
     StrategyError, TaskContext, TaskOutcome, TaskRunner, run,

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::plan::TaskId;
-use super::report::{StopReason, TaskStatus};
+use super::report::{RunStop, TaskStatus};
 
 /// Why a task never started.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -25,7 +25,7 @@ pub enum SkipReason {
     /// The run was cancelled or timed out before the task could start.
     Stopped {
         /// How the run was stopped.
-        stop: StopReason,
+        stop: RunStop,
     },
 }
 
@@ -96,6 +96,6 @@ pub enum Event {
         /// Time from the first start to now.
         makespan_ms: u64,
         /// Set when the run was cancelled or timed out.
-        stopped: Option<StopReason>,
+        stopped: Option<RunStop>,
     },
 }

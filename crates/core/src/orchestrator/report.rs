@@ -44,7 +44,9 @@ impl fmt::Display for TaskStatus {
     rename_all = "camelCase",
     rename_all_fields = "camelCase"
 )]
-pub enum StopReason {
+// The schema keeps its published name: the rename is for Rust readers (ACP has a `StopReason`).
+#[schemars(rename = "StopReason")]
+pub enum RunStop {
     /// The caller's cancellation token fired.
     Cancelled,
     /// The overall timeout passed.
@@ -54,7 +56,7 @@ pub enum StopReason {
     },
 }
 
-impl fmt::Display for StopReason {
+impl fmt::Display for RunStop {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Cancelled => f.write_str("the orchestration was cancelled"),
@@ -127,7 +129,7 @@ pub struct Report {
     /// The longest chain of dependent tasks under the measured durations.
     pub critical_path: Vec<TaskId>,
     /// Set when the run was cancelled or timed out.
-    pub stopped: Option<StopReason>,
+    pub stopped: Option<RunStop>,
 }
 
 impl Report {
@@ -180,7 +182,7 @@ mod tests {
     #[test]
     fn stop_reasons_serialize_tagged() -> anyhow::Result<()> {
         assert_eq!(
-            serde_json::to_value(StopReason::TimedOut { timeout_ms: 5 })?,
+            serde_json::to_value(RunStop::TimedOut { timeout_ms: 5 })?,
             serde_json::json!({"kind": "timedOut", "timeoutMs": 5})
         );
         Ok(())

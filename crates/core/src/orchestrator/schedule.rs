@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::dag::Dag;
 use super::event::{Event, SkipReason};
 use super::plan::{TaskId, TaskSpec};
-use super::report::{Report, StopReason, TaskReport, TaskStatus, summary_line};
+use super::report::{Report, RunStop, TaskReport, TaskStatus, summary_line};
 
 /// How long running tasks get to return after cancellation before they are aborted: long enough
 /// for a runner to tell its agent to cancel and collect a partial reply, short enough that a
@@ -288,7 +288,7 @@ struct Dispatcher<'a, E> {
     running_ids: HashMap<tokio::task::Id, usize>,
     start: Instant,
     end: Option<Instant>,
-    stopped: Option<StopReason>,
+    stopped: Option<RunStop>,
     /// When to abort runners still running after a stop.
     abort_at: Option<Instant>,
 }
@@ -341,11 +341,11 @@ impl<'a, E: FnMut(Event) + Send> Dispatcher<'a, E> {
             // Checked before dispatching so a token cancelled (or a timeout used up, e.g. by
             // planning) before the run starts nothing.
             if self.stopped.is_none() && self.token.is_cancelled() {
-                self.stop(StopReason::Cancelled);
+                self.stop(RunStop::Cancelled);
             }
             if self.stopped.is_none() && deadline.is_some_and(|at| Instant::now() >= at) {
                 let timeout_ms = millis(self.options.timeout.unwrap_or_default());
-                self.stop(StopReason::TimedOut { timeout_ms });
+                self.stop(RunStop::TimedOut { timeout_ms });
             }
             if self.stopped.is_none() {
                 self.start_ready_tasks(runner);
@@ -359,13 +359,13 @@ impl<'a, E: FnMut(Event) + Send> Dispatcher<'a, E> {
             tokio::select! {
                 biased;
                 () = self.token.cancelled(), if self.stopped.is_none() => {
-                    self.stop(StopReason::Cancelled);
+                    self.stop(RunStop::Cancelled);
                 }
                 () = sleep_until(deadline.unwrap_or(self.start)),
                     if self.stopped.is_none() && deadline.is_some() =>
                 {
                     let timeout_ms = millis(self.options.timeout.unwrap_or_default());
-                    self.stop(StopReason::TimedOut { timeout_ms });
+                    self.stop(RunStop::TimedOut { timeout_ms });
                 }
                 () = sleep_until(self.abort_at.unwrap_or(self.start)), if self.abort_at.is_some() => {
                     tracing::warn!(
@@ -553,7 +553,7 @@ impl<'a, E: FnMut(Event) + Send> Dispatcher<'a, E> {
     }
 
     /// Cancels the runners, marks every task not yet started as cancelled, and arms the abort.
-    fn stop(&mut self, reason: StopReason) {
+    fn stop(&mut self, reason: RunStop) {
         tracing::info!(%reason, running = self.running.len(), "orchestrator: stopping");
         self.stopped = Some(reason);
         self.token.cancel();
@@ -702,7 +702,7 @@ mod tests {
         }
 
         fn log(&self) -> Vec<(TaskId, Instant, Instant, TaskContext)> {
-            self.log.lock().map(|log| log.clone()).unwrap_or_default()
+            crate::sync::lock(&self.log).clone()
         }
     }
 
@@ -727,9 +727,7 @@ mod tests {
                 self.saw_cancel.fetch_add(1, Ordering::SeqCst);
             }
             let id = task.task.id.clone();
-            if let Ok(mut log) = self.log.lock() {
-                log.push((id.clone(), start, Instant::now(), task));
-            }
+            crate::sync::lock(&self.log).push((id.clone(), start, Instant::now(), task));
             if cancelled {
                 TaskOutcome::failure(format!("{id} cancelled"))
             } else if self.failing.contains(&id) {
@@ -1059,7 +1057,7 @@ mod tests {
         });
         let (report, events) =
             run_collecting(&dag, &runner, &options(Strategy::Eager, 2)?, &cancel).await;
-        assert_eq!(report.stopped, Some(StopReason::Cancelled));
+        assert_eq!(report.stopped, Some(RunStop::Cancelled));
         assert_eq!(report.makespan_ms, 5_000);
         assert_eq!(runner.saw_cancel.load(Ordering::SeqCst), 2);
         let statuses: Vec<TaskStatus> = report.tasks.iter().map(|task| task.status).collect();
@@ -1088,7 +1086,7 @@ mod tests {
         cancel.cancel();
         let (report, _) = run_collecting(&dag, &runner, &RunOptions::default(), &cancel).await;
         assert_eq!(runner.log().len(), 0);
-        assert_eq!(report.stopped, Some(StopReason::Cancelled));
+        assert_eq!(report.stopped, Some(RunStop::Cancelled));
         assert_eq!(
             report.summary,
             "0/2 tasks succeeded, 0 skipped, 0 failed, 2 cancelled"
@@ -1117,7 +1115,7 @@ mod tests {
         );
         assert_eq!(
             report.stopped,
-            Some(StopReason::TimedOut { timeout_ms: 5_000 })
+            Some(RunStop::TimedOut { timeout_ms: 5_000 })
         );
         assert_eq!(
             report.summary,
@@ -1139,7 +1137,7 @@ mod tests {
         assert_eq!(report.makespan_ms, 3_000);
         assert_eq!(
             report.stopped,
-            Some(StopReason::TimedOut { timeout_ms: 5_000 })
+            Some(RunStop::TimedOut { timeout_ms: 5_000 })
         );
         Ok(())
     }
@@ -1160,7 +1158,7 @@ mod tests {
         let (report, _) = run_collecting(&dag, &runner, &options, &CancellationToken::new()).await;
         assert_eq!(
             report.stopped,
-            Some(StopReason::TimedOut { timeout_ms: 3_000 })
+            Some(RunStop::TimedOut { timeout_ms: 3_000 })
         );
         assert_eq!(report.makespan_ms, 5_000);
         let summaries: Vec<(TaskStatus, &str)> = report
