@@ -16,13 +16,14 @@
 //!
 //! Cycles are not checked here: that is [`Dag::new`](super::Dag::new)'s job.
 
-use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use super::types::TaskId;
 
 /// Longest reply the parser reads: 256 KiB is far beyond any plan of [`MAX_TASKS`] tasks, and the
 /// cap bounds the work of searching prose for JSON.
@@ -68,50 +69,6 @@ const INLINE_DEPENDENCY_KEYS: &[&str] = &[
 ];
 /// Keys that may hold the plan's dependency map.
 const PLAN_DEPENDENCY_KEYS: &[&str] = &["dependencies", "deps", "dependsOn", "depends_on"];
-
-/// The id of one task in a plan, e.g. `t1`. Numeric ids in a model's JSON become their decimal
-/// text, so `1` and `"1"` name the same task.
-#[derive(
-    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(transparent)]
-pub struct TaskId(String);
-
-impl TaskId {
-    /// Wraps an id.
-    pub fn new(id: impl Into<String>) -> Self {
-        Self(id.into())
-    }
-
-    /// The id as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for TaskId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl Borrow<str> for TaskId {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<&str> for TaskId {
-    fn from(id: &str) -> Self {
-        Self(id.to_owned())
-    }
-}
-
-impl From<String> for TaskId {
-    fn from(id: String) -> Self {
-        Self(id)
-    }
-}
 
 /// How big a task looks to the planner. The scheduler uses it as a duration estimate when it
 /// picks which ready task to start first.
