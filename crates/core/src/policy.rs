@@ -21,7 +21,7 @@ mod paths;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::Regex;
@@ -235,6 +235,12 @@ enum Problem {
     Path(#[from] PathProblem),
     #[error("{0} matched pattern number {1}, which does not exist")]
     LostPattern(&'static str, usize),
+    #[error("{rule} cannot be compiled: {source}")]
+    Uncompilable {
+        rule: String,
+        #[source]
+        source: regex::Error,
+    },
 }
 
 impl GlobList {
@@ -287,10 +293,45 @@ impl GlobList {
     }
 }
 
-/// A compiled blocked-argument regex with the words that explain a match.
+/// A regex compiled on its first match, not when the policy is built: the built-in rules take
+/// milliseconds to compile, and a server builds its policy before it answers `initialize`.
+/// Syntax is checked when the policy is built (see [`check_syntax`]); what only compiling can
+/// find (a pattern over the size limit) fails closed at first use, denying the call with the
+/// compile error as the reason.
+#[derive(Debug, Clone)]
+struct LazyRegex {
+    source: String,
+    compiled: OnceLock<Result<Regex, regex::Error>>,
+}
+
+impl LazyRegex {
+    fn new(source: String) -> Self {
+        Self {
+            source,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> Result<&Regex, &regex::Error> {
+        self.compiled
+            .get_or_init(|| Regex::new(&self.source))
+            .as_ref()
+    }
+}
+
+/// Parses `source` as `Regex::new` would, without compiling it: a syntax error is reported
+/// with the same text `Regex::new` gives, at a fraction of the cost.
+fn check_syntax(source: &str) -> Result<(), regex::Error> {
+    regex_syntax::Parser::new()
+        .parse(source)
+        .map(drop)
+        .map_err(|err| regex::Error::Syntax(err.to_string()))
+}
+
+/// A blocked-argument regex with the words that explain a match.
 #[derive(Debug, Clone)]
 struct BlockedPattern {
-    regex: Regex,
+    regex: LazyRegex,
     /// Applies only to kinds that may run commands (the built-in rules).
     commands_only: bool,
     /// Completes "its arguments match …".
@@ -474,7 +515,14 @@ impl Policy {
             if pattern.commands_only && !request.kind.may_run_commands() {
                 continue;
             }
-            if pattern.regex.is_match(request.text) {
+            let regex = pattern
+                .regex
+                .get()
+                .map_err(|source| Problem::Uncompilable {
+                    rule: pattern.rule.clone(),
+                    source: source.clone(),
+                })?;
+            if regex.is_match(request.text) {
                 return Ok(Decision::Deny {
                     reason: format!(
                         "`{tool}` is blocked: its arguments match {}; {}",
@@ -593,14 +641,14 @@ fn compile_patterns(
     let mut patterns = Vec::new();
     for (index, source) in blocked_patterns.iter().enumerate() {
         let key = format!("blocked_patterns[{index}]");
-        let regex = Regex::new(source).map_err(|e| PolicyError::InvalidRegex {
+        check_syntax(source).map_err(|e| PolicyError::InvalidRegex {
             origin: origin.to_owned(),
             key: key.clone(),
             value: source.clone(),
             source: Box::new(e),
         })?;
         patterns.push(BlockedPattern {
-            regex,
+            regex: LazyRegex::new(source.clone()),
             commands_only: false,
             rule: format!("{key} `{source}` ({origin_text})"),
             advice: format!("remove the pattern from {origin_text} if this call is safe"),
@@ -622,14 +670,9 @@ fn compile_patterns(
         if disabled.iter().any(|name| name == rule.name) {
             continue;
         }
-        let regex = Regex::new(&rule.pattern).map_err(|e| PolicyError::InvalidRegex {
-            origin: origin.to_owned(),
-            key: format!("built-in rule {}", rule.name),
-            value: rule.pattern.clone(),
-            source: Box::new(e),
-        })?;
+        // The built-in patterns are constants, compiled by the tests: no check at startup.
         patterns.push(BlockedPattern {
-            regex,
+            regex: LazyRegex::new(rule.pattern.clone()),
             commands_only: true,
             rule: format!(
                 "the built-in rule `{}` against {}",
@@ -745,6 +788,28 @@ mod tests {
         for (acp, kind) in cases {
             assert_eq!(ToolKind::from_acp(acp), kind, "{acp}");
         }
+    }
+
+    #[test]
+    fn a_pattern_too_big_to_compile_loads_and_then_denies_naming_the_error() -> anyhow::Result<()> {
+        // Valid syntax, so the file loads; compiling it exceeds the regex size limit.
+        let policy = Policy::from_toml_str(
+            "blocked_patterns = ['(?:\\w{1000}){1000}']",
+            Path::new("/p.toml"),
+        )?;
+        let decision = policy.evaluate(&request("bash", ToolKind::Execute, "ls"));
+        let Decision::Deny { reason } = decision else {
+            anyhow::bail!("expected a denial, got {decision:?}");
+        };
+        assert!(
+            reason.starts_with(
+                "`bash` is denied because the policy cannot judge the call safely: \
+                 blocked_patterns[0]"
+            ),
+            "{reason}"
+        );
+        assert!(reason.contains("cannot be compiled"), "{reason}");
+        Ok(())
     }
 
     #[test]
