@@ -21,9 +21,9 @@ mod paths;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{LazyLock, OnceLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::Regex;
 
 pub use self::file::{OutsideWorkspace, PolicyFile};
@@ -218,11 +218,15 @@ pub enum PolicyError {
     },
 }
 
-/// A compiled tool-name or path glob list that remembers its patterns for denial reasons.
+/// A tool-name or path glob list that remembers its patterns for denial reasons. Each glob is
+/// parsed (so checked) when the policy is built; the matcher over all of them is built on first
+/// use, like the blocked patterns' regexes, and a failure there denies the call.
 #[derive(Debug, Clone)]
 struct GlobList {
     key: &'static str,
-    set: GlobSet,
+    globs: Vec<Glob>,
+    /// Shared by clones, so a policy cloned from the built-in default builds it once.
+    set: Arc<OnceLock<Result<GlobSet, globset::Error>>>,
     patterns: Vec<String>,
 }
 
@@ -235,6 +239,8 @@ enum Problem {
     Path(#[from] PathProblem),
     #[error("{0} matched pattern number {1}, which does not exist")]
     LostPattern(&'static str, usize),
+    #[error("{0} cannot be compiled: {1}")]
+    GlobSet(&'static str, #[source] globset::Error),
     #[error("{rule} cannot be compiled: {source}")]
     Uncompilable {
         rule: String,
@@ -253,7 +259,7 @@ impl GlobList {
         origin: &Path,
     ) -> Result<Self, PolicyError> {
         let patterns = patterns.unwrap_or_default().to_vec();
-        let mut builder = GlobSetBuilder::new();
+        let mut globs = Vec::with_capacity(patterns.len());
         for (index, pattern) in patterns.iter().enumerate() {
             let glob = GlobBuilder::new(pattern)
                 .case_insensitive(true)
@@ -266,15 +272,27 @@ impl GlobList {
                     value: pattern.clone(),
                     source,
                 })?;
-            builder.add(glob);
+            globs.push(glob);
         }
-        let set = builder.build().map_err(|source| PolicyError::InvalidGlob {
-            origin: origin.to_owned(),
-            key: key.to_owned(),
-            value: patterns.join(", "),
-            source,
-        })?;
-        Ok(Self { key, set, patterns })
+        Ok(Self {
+            key,
+            globs,
+            set: Arc::default(),
+            patterns,
+        })
+    }
+
+    fn set(&self) -> Result<&GlobSet, Problem> {
+        self.set
+            .get_or_init(|| {
+                let mut builder = GlobSetBuilder::new();
+                for glob in &self.globs {
+                    builder.add(glob.clone());
+                }
+                builder.build()
+            })
+            .as_ref()
+            .map_err(|source| Problem::GlobSet(self.key, source.clone()))
     }
 
     fn is_empty(&self) -> bool {
@@ -283,7 +301,7 @@ impl GlobList {
 
     /// The first pattern (in file order) that matches `candidate`.
     fn first_match(&self, candidate: impl AsRef<Path>) -> Result<Option<&str>, Problem> {
-        let Some(index) = self.set.matches(candidate).into_iter().min() else {
+        let Some(index) = self.set()?.matches(candidate).into_iter().min() else {
             return Ok(None);
         };
         self.patterns
@@ -301,14 +319,15 @@ impl GlobList {
 #[derive(Debug, Clone)]
 struct LazyRegex {
     source: String,
-    compiled: OnceLock<Result<Regex, regex::Error>>,
+    /// Shared by clones, so a policy cloned from the built-in default compiles each rule once.
+    compiled: Arc<OnceLock<Result<Regex, regex::Error>>>,
 }
 
 impl LazyRegex {
     fn new(source: String) -> Self {
         Self {
             source,
-            compiled: OnceLock::new(),
+            compiled: Arc::default(),
         }
     }
 
