@@ -190,7 +190,7 @@ impl AuditLog {
             return Ok(());
         }
         let result = answer.await;
-        let handle = inner.writer.lock().map_or(None, |mut writer| writer.take());
+        let handle = crate::sync::lock(&inner.writer).take();
         if let Some(handle) = handle
             && handle.await.is_err()
         {

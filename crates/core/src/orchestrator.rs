@@ -10,6 +10,10 @@
 //! 2. [`Planned::run`] (or [`run`] on a bare [`Dag`]) schedules the tasks `eager`ly or in
 //!    `waves`, streams [`Event`]s, and returns the [`Report`].
 //!
+//! The modules form a one-way stack; each imports only the ones below it: `types` (the shared
+//! vocabulary: [`TaskId`], [`TaskStatus`], [`RunStop`], [`SkipReason`], [`Strategy`],
+//! [`PlanFallback`]) ← `plan` ← `dag` ← `event` ← `report` ← `schedule` ← `prompt`, `fallback`.
+//!
 //! ```
 //! use std::sync::Arc;
 //!
@@ -40,17 +44,21 @@ mod plan;
 mod prompt;
 mod report;
 mod schedule;
+mod types;
 
 pub use self::dag::{CriticalPath, Dag, DagError};
-pub use self::event::{Event, SkipReason};
-pub use self::fallback::{PlanFallback, Planned};
+pub use self::event::Event;
+pub use self::fallback::Planned;
 pub use self::plan::{
-    Complexity, MAX_REPLY_BYTES, MAX_TASKS, ParsedPlan, Plan, PlanError, PlanWarning, TaskId,
-    TaskSpec, parse_plan, parse_plan_value,
+    Complexity, MAX_REPLY_BYTES, MAX_TASKS, ParsedPlan, Plan, PlanError, PlanWarning, TaskSpec,
+    parse_plan, parse_plan_value,
 };
 pub use self::prompt::{MAX_DEPENDENCY_SUMMARY_CHARS, planning_prompt, subtask_prompt};
-pub use self::report::{Report, RunStop, TaskReport, TaskStatus};
+pub use self::report::{Report, TaskReport};
 pub use self::schedule::{
-    Concurrency, ConcurrencyError, DEFAULT_CANCEL_GRACE, DependencyResult, RunOptions, Strategy,
-    StrategyError, TaskContext, TaskOutcome, TaskRunner, run,
+    Concurrency, ConcurrencyError, DEFAULT_CANCEL_GRACE, DependencyResult, RunOptions, TaskContext,
+    TaskOutcome, TaskRunner, run,
+};
+pub use self::types::{
+    PlanFallback, RunStop, SkipReason, Strategy, StrategyError, TaskId, TaskStatus,
 };

@@ -21,9 +21,9 @@ mod paths;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock, OnceLock};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::Regex;
 
 pub use self::file::{OutsideWorkspace, PolicyFile};
@@ -206,11 +206,15 @@ pub enum PolicyError {
     },
 }
 
-/// A compiled tool-name or path glob list that remembers its patterns for denial reasons.
+/// A tool-name or path glob list that remembers its patterns for denial reasons. Each glob is
+/// parsed (so checked) when the policy is built; the matcher over all of them is built on first
+/// use, like the blocked patterns' regexes, and a failure there denies the call.
 #[derive(Debug, Clone)]
 struct GlobList {
     key: &'static str,
-    set: GlobSet,
+    globs: Vec<Glob>,
+    /// Shared by clones, so a policy cloned from the built-in default builds it once.
+    set: Arc<OnceLock<Result<GlobSet, globset::Error>>>,
     patterns: Vec<String>,
 }
 
@@ -223,8 +227,14 @@ enum Problem {
     Path(#[from] PathProblem),
     #[error("{0} matched pattern number {1}, which does not exist")]
     LostPattern(&'static str, usize),
-    #[error("the built-in rule {0} does not compile")]
-    BuiltInRule(String),
+    #[error("{0} cannot be compiled: {1}")]
+    GlobSet(&'static str, #[source] globset::Error),
+    #[error("{rule} cannot be compiled: {source}")]
+    Uncompilable {
+        rule: String,
+        #[source]
+        source: regex::Error,
+    },
 }
 
 impl GlobList {
@@ -237,7 +247,7 @@ impl GlobList {
         origin: &Path,
     ) -> Result<Self, PolicyError> {
         let patterns = patterns.unwrap_or_default().to_vec();
-        let mut builder = GlobSetBuilder::new();
+        let mut globs = Vec::with_capacity(patterns.len());
         for (index, pattern) in patterns.iter().enumerate() {
             let glob = GlobBuilder::new(pattern)
                 .case_insensitive(true)
@@ -250,15 +260,27 @@ impl GlobList {
                     value: pattern.clone(),
                     source,
                 })?;
-            builder.add(glob);
+            globs.push(glob);
         }
-        let set = builder.build().map_err(|source| PolicyError::InvalidGlob {
-            origin: origin.to_owned(),
-            key: key.to_owned(),
-            value: patterns.join(", "),
-            source,
-        })?;
-        Ok(Self { key, set, patterns })
+        Ok(Self {
+            key,
+            globs,
+            set: Arc::default(),
+            patterns,
+        })
+    }
+
+    fn set(&self) -> Result<&GlobSet, Problem> {
+        self.set
+            .get_or_init(|| {
+                let mut builder = GlobSetBuilder::new();
+                for glob in &self.globs {
+                    builder.add(glob.clone());
+                }
+                builder.build()
+            })
+            .as_ref()
+            .map_err(|source| Problem::GlobSet(self.key, source.clone()))
     }
 
     fn is_empty(&self) -> bool {
@@ -267,7 +289,7 @@ impl GlobList {
 
     /// The first pattern (in file order) that matches `candidate`.
     fn first_match(&self, candidate: impl AsRef<Path>) -> Result<Option<&str>, Problem> {
-        let Some(index) = self.set.matches(candidate).into_iter().min() else {
+        let Some(index) = self.set()?.matches(candidate).into_iter().min() else {
             return Ok(None);
         };
         self.patterns
@@ -277,48 +299,46 @@ impl GlobList {
     }
 }
 
-/// The built-in rules' regexes, compiled on first use rather than at startup (they are most
-/// of what a server would otherwise do before answering its first message) and shared by every
-/// policy in the process. Indexed like [`commands::default_rules`].
-static BUILT_IN_REGEXES: LazyLock<Vec<Result<Regex, String>>> = LazyLock::new(|| {
-    commands::default_rules()
-        .iter()
-        .map(|rule| Regex::new(&rule.pattern).map_err(|e| format!("{}: {e}", rule.name)))
-        .collect()
-});
-
-/// Compiles the built-in rules now, e.g. on a spare thread once a server has answered its
-/// client's first message, so the first call does not pay for it.
-pub fn prepare_built_in_rules() {
-    LazyLock::force(&BUILT_IN_REGEXES);
-}
-
-/// How a blocked pattern matches.
+/// A regex compiled on its first match, not when the policy is built: the built-in rules take
+/// milliseconds to compile, and a server builds its policy before it answers `initialize`.
+/// Syntax is checked when the policy is built (see [`check_syntax`]); what only compiling can
+/// find (a pattern over the size limit) fails closed at first use, denying the call with the
+/// compile error as the reason.
 #[derive(Debug, Clone)]
-enum Matcher {
-    /// A pattern from the policy file, compiled when the file was loaded.
-    Own(Regex),
-    /// A built-in rule, by its index in [`BUILT_IN_REGEXES`].
-    BuiltIn(usize),
+struct LazyRegex {
+    source: String,
+    /// Shared by clones, so a policy cloned from the built-in default compiles each rule once.
+    compiled: Arc<OnceLock<Result<Regex, regex::Error>>>,
 }
 
-impl Matcher {
-    fn is_match(&self, text: &str) -> Result<bool, Problem> {
-        match self {
-            Self::Own(regex) => Ok(regex.is_match(text)),
-            Self::BuiltIn(index) => match BUILT_IN_REGEXES.get(*index) {
-                Some(Ok(regex)) => Ok(regex.is_match(text)),
-                Some(Err(error)) => Err(Problem::BuiltInRule(error.clone())),
-                None => Err(Problem::LostPattern("built-in rules", *index)),
-            },
+impl LazyRegex {
+    fn new(source: String) -> Self {
+        Self {
+            source,
+            compiled: Arc::default(),
         }
+    }
+
+    fn get(&self) -> Result<&Regex, &regex::Error> {
+        self.compiled
+            .get_or_init(|| Regex::new(&self.source))
+            .as_ref()
     }
 }
 
-/// A blocked-argument pattern with the words that explain a match.
+/// Parses `source` as `Regex::new` would, without compiling it: a syntax error is reported
+/// with the same text `Regex::new` gives, at a fraction of the cost.
+fn check_syntax(source: &str) -> Result<(), regex::Error> {
+    regex_syntax::Parser::new()
+        .parse(source)
+        .map(drop)
+        .map_err(|err| regex::Error::Syntax(err.to_string()))
+}
+
+/// A blocked-argument regex with the words that explain a match.
 #[derive(Debug, Clone)]
 struct BlockedPattern {
-    regex: Matcher,
+    regex: LazyRegex,
     /// Applies only to kinds that may run commands (the built-in rules).
     commands_only: bool,
     /// Completes "its arguments match …".
@@ -465,6 +485,22 @@ impl Policy {
         })
     }
 
+    /// Builds every matcher now (they are otherwise built on first use), e.g. on a spare thread
+    /// once a server has answered its client's first message, so the first call does not pay.
+    pub fn prepare(&self) {
+        for pattern in &self.blocked_patterns {
+            let _ = pattern.regex.get();
+        }
+        for list in [
+            &self.blocked_tools,
+            &self.blocked_paths,
+            &self.ask_tools,
+            &self.allowed_tools,
+        ] {
+            let _ = list.set();
+        }
+    }
+
     /// Where this policy came from, as used in reasons.
     pub fn origin(&self) -> &str {
         &self.origin
@@ -502,7 +538,14 @@ impl Policy {
             if pattern.commands_only && !request.kind.may_run_commands() {
                 continue;
             }
-            if pattern.regex.is_match(request.text)? {
+            let regex = pattern
+                .regex
+                .get()
+                .map_err(|source| Problem::Uncompilable {
+                    rule: pattern.rule.clone(),
+                    source: source.clone(),
+                })?;
+            if regex.is_match(request.text) {
                 return Ok(Decision::Deny {
                     reason: format!(
                         "`{tool}` is blocked: its arguments match {}; {}",
@@ -621,14 +664,14 @@ fn compile_patterns(
     let mut patterns = Vec::new();
     for (index, source) in blocked_patterns.iter().enumerate() {
         let key = format!("blocked_patterns[{index}]");
-        let regex = Regex::new(source).map_err(|e| PolicyError::InvalidRegex {
+        check_syntax(source).map_err(|e| PolicyError::InvalidRegex {
             origin: origin.to_owned(),
             key: key.clone(),
             value: source.clone(),
             source: Box::new(e),
         })?;
         patterns.push(BlockedPattern {
-            regex: Matcher::Own(regex),
+            regex: LazyRegex::new(source.clone()),
             commands_only: false,
             rule: format!("{key} `{source}` ({origin_text})"),
             advice: format!("remove the pattern from {origin_text} if this call is safe"),
@@ -646,12 +689,13 @@ fn compile_patterns(
             });
         }
     }
-    for (index, rule) in rules.iter().enumerate() {
+    for rule in rules {
         if disabled.iter().any(|name| name == rule.name) {
             continue;
         }
+        // The built-in patterns are constants, compiled by the tests: no check at startup.
         patterns.push(BlockedPattern {
-            regex: Matcher::BuiltIn(index),
+            regex: LazyRegex::new(rule.pattern.clone()),
             commands_only: true,
             rule: format!(
                 "the built-in rule `{}` against {}",
@@ -688,15 +732,6 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-
-    #[test]
-    fn every_built_in_rule_compiles() {
-        prepare_built_in_rules();
-        for compiled in BUILT_IN_REGEXES.iter() {
-            assert!(compiled.is_ok(), "{compiled:?}");
-        }
-        assert_eq!(BUILT_IN_REGEXES.len(), commands::default_rules().len());
-    }
 
     fn request<'a>(tool: &'a str, kind: ActionKind, text: &'a str) -> PolicyRequest<'a> {
         PolicyRequest {
@@ -758,6 +793,28 @@ mod tests {
                 "{kind:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_pattern_too_big_to_compile_loads_and_then_denies_naming_the_error() -> anyhow::Result<()> {
+        // Valid syntax, so the file loads; compiling it exceeds the regex size limit.
+        let policy = Policy::from_toml_str(
+            "blocked_patterns = ['(?:\\w{1000}){1000}']",
+            Path::new("/p.toml"),
+        )?;
+        let decision = policy.evaluate(&request("bash", ActionKind::Execute, "ls"));
+        let Decision::Deny { reason } = decision else {
+            anyhow::bail!("expected a denial, got {decision:?}");
+        };
+        assert!(
+            reason.starts_with(
+                "`bash` is denied because the policy cannot judge the call safely: \
+                 blocked_patterns[0]"
+            ),
+            "{reason}"
+        );
+        assert!(reason.contains("cannot be compiled"), "{reason}");
+        Ok(())
     }
 
     #[test]

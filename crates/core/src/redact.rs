@@ -23,7 +23,7 @@ mod truncate;
 
 use std::borrow::Cow;
 use std::ops::Range;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::Regex;
@@ -79,11 +79,24 @@ impl Detector {
     }
 }
 
+/// A provider rule whose regex is compiled the first time its literal turns up: compiling all
+/// of them takes milliseconds, and most texts wake none or one of them.
 #[derive(Debug)]
 struct CompiledRule {
     spec: &'static RuleSpec,
-    regex: Regex,
-    has_group: bool,
+    regex: OnceLock<Regex>,
+}
+
+impl CompiledRule {
+    #[expect(
+        clippy::expect_used,
+        reason = "the built-in patterns are fixed and covered by tests"
+    )]
+    fn regex(&self) -> &Regex {
+        self.regex.get_or_init(|| {
+            Regex::new(self.spec.pattern).expect("built-in redaction pattern compiles")
+        })
+    }
 }
 
 /// A compiled secret-redaction rule set. Compile once ([`Redactor::shared`]) and reuse.
@@ -146,12 +159,9 @@ impl Redactor {
         let mut wanted: Vec<(String, Detector)> = Vec::new();
         let mut rules = Vec::with_capacity(RULES.len());
         for (idx, spec) in RULES.iter().enumerate() {
-            let regex = Regex::new(spec.pattern).expect("built-in redaction pattern compiles");
-            let has_group = regex.captures_len() > 1;
             rules.push(CompiledRule {
                 spec,
-                regex,
-                has_group,
+                regex: OnceLock::new(),
             });
             for lit in spec.literals {
                 wanted.push((lit.to_ascii_lowercase(), Detector::Token(idx)));
@@ -337,10 +347,12 @@ impl Redactor {
         let start = floor_boundary(text, hit.saturating_sub(spec.back));
         let end = ceil_boundary(text, (hit + spec.max_len).min(text.len()));
         let hay = &text[..end];
+        let regex = rule.regex();
+        let has_group = regex.captures_len() > 1;
         let mut from = start;
         while from <= hit {
-            let (whole, secret) = if rule.has_group {
-                let Some(caps) = rule.regex.captures_at(hay, from) else {
+            let (whole, secret) = if has_group {
+                let Some(caps) = regex.captures_at(hay, from) else {
                     return;
                 };
                 let (Some(whole), Some(secret)) = (caps.get(0), caps.get(1)) else {
@@ -348,7 +360,7 @@ impl Redactor {
                 };
                 (whole.range(), secret.range())
             } else {
-                let Some(m) = rule.regex.find_at(hay, from) else {
+                let Some(m) = regex.find_at(hay, from) else {
                     return;
                 };
                 (m.range(), m.range())

@@ -92,8 +92,9 @@ async fn serve_until_stopped<S: ToolServer>(
     };
     // The expensive matchers (the policy's built-in rules, the redactor) are built on first
     // use; build them now, off the protocol's threads, so the first call does not wait for them.
-    drop(tokio::task::spawn_blocking(|| {
-        bridge_core::policy::prepare_built_in_rules();
+    let policy = server.envelope().policy();
+    drop(tokio::task::spawn_blocking(move || {
+        policy.prepare();
         bridge_core::redact::Redactor::shared();
     }));
     let protocol = running.cancellation_token();

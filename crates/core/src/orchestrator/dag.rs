@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
 
-use super::plan::{Plan, TaskId, TaskSpec};
+use super::plan::{Plan, TaskSpec};
+use super::types::TaskId;
 
 /// Why a plan is not a valid dependency graph.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

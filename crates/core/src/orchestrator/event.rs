@@ -1,54 +1,10 @@
 //! What the scheduler tells its caller while a plan runs: one [`Event`] per task start, finish
 //! and skip, and one when the plan is done. The bridge relays them as MCP progress.
 
-use std::fmt;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::plan::TaskId;
-use super::report::{RunStop, TaskStatus};
-
-/// Why a task never started.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(
-    tag = "kind",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase"
-)]
-pub enum SkipReason {
-    /// A task it depends on, directly or through other tasks, failed.
-    DependencyFailed {
-        /// The task that failed.
-        failed: TaskId,
-    },
-    /// The run was cancelled or timed out before the task could start.
-    Stopped {
-        /// How the run was stopped.
-        stop: RunStop,
-    },
-}
-
-impl SkipReason {
-    /// The status a task skipped for this reason ends with.
-    pub fn status(&self) -> TaskStatus {
-        match self {
-            Self::DependencyFailed { .. } => TaskStatus::Skipped,
-            Self::Stopped { .. } => TaskStatus::Cancelled,
-        }
-    }
-}
-
-impl fmt::Display for SkipReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::DependencyFailed { failed } => {
-                write!(f, "skipped because task {failed} failed")
-            }
-            Self::Stopped { stop } => write!(f, "not started: {stop}"),
-        }
-    }
-}
+use super::types::{RunStop, SkipReason, TaskId, TaskStatus};
 
 /// One step of a running plan. Serialized as `{"event": "task_start", …}` with camelCase fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

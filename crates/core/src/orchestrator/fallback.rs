@@ -3,8 +3,6 @@
 
 use std::sync::Arc;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::dag::{Dag, DagError};
@@ -12,14 +10,7 @@ use super::event::Event;
 use super::plan::{ParsedPlan, Plan, PlanWarning, parse_plan};
 use super::report::Report;
 use super::schedule::{RunOptions, TaskRunner, run};
-
-/// Why the single-task fallback runs instead of a planned graph.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PlanFallback {
-    /// What went wrong with planning, e.g. `the model's plan is invalid: …`.
-    pub reason: String,
-}
+use super::types::PlanFallback;
 
 /// A plan ready to run: validated, with the parser's repairs and, for the fallback, the reason.
 #[derive(Debug, Clone)]

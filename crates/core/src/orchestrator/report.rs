@@ -2,68 +2,13 @@
 //! bound it is measured against. Serializable (camelCase) so the bridge can return it as
 //! structured tool content.
 
-use std::fmt;
 use std::fmt::Write as _;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::fallback::PlanFallback;
-use super::plan::{Complexity, Plan, PlanWarning, TaskId};
-use super::schedule::Strategy;
-
-/// How a task ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum TaskStatus {
-    /// The runner reported success.
-    Succeeded,
-    /// The runner reported failure or panicked; the task's dependents were skipped.
-    Failed,
-    /// Never started because a task it depends on failed.
-    Skipped,
-    /// Stopped by cancellation or the overall timeout, whether running or not yet started.
-    Cancelled,
-}
-
-impl fmt::Display for TaskStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Succeeded => "succeeded",
-            Self::Failed => "failed",
-            Self::Skipped => "skipped",
-            Self::Cancelled => "cancelled",
-        })
-    }
-}
-
-/// Why a run stopped before every task had its chance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(
-    tag = "kind",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase"
-)]
-pub enum RunStop {
-    /// The caller's cancellation token fired.
-    Cancelled,
-    /// The overall timeout passed.
-    TimedOut {
-        /// The timeout.
-        timeout_ms: u64,
-    },
-}
-
-impl fmt::Display for RunStop {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Cancelled => f.write_str("the orchestration was cancelled"),
-            Self::TimedOut { timeout_ms } => {
-                write!(f, "the orchestration timed out after {timeout_ms} ms")
-            }
-        }
-    }
-}
+use super::plan::{Complexity, Plan, PlanWarning};
+use super::types::{PlanFallback, RunStop, Strategy, TaskId, TaskStatus};
 
 /// What happened to one task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

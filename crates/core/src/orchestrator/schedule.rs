@@ -8,23 +8,20 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::fmt;
 use std::future::Future;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use super::dag::Dag;
-use super::event::{Event, SkipReason};
-use super::plan::{TaskId, TaskSpec};
-use super::report::{Report, RunStop, TaskReport, TaskStatus, summary_line};
+use super::event::Event;
+use super::plan::TaskSpec;
+use super::report::{Report, TaskReport, summary_line};
+use super::types::{RunStop, SkipReason, Strategy, TaskId, TaskStatus};
 
 /// How long running tasks get to return after cancellation before they are aborted: long enough
 /// for a runner to tell its agent to cancel and collect a partial reply, short enough that a
@@ -113,45 +110,6 @@ impl TaskOutcome {
     pub fn with_session_id(mut self, session_id: impl Into<String>) -> Self {
         self.session_id = Some(session_id.into());
         self
-    }
-}
-
-/// When a task whose dependencies are done may start.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum Strategy {
-    /// As soon as all its dependencies succeeded and a slot is free. Among ready tasks, the one
-    /// heading the longest remaining chain (by complexity) starts first.
-    #[default]
-    Eager,
-    /// Wave by wave: a wave starts when every task of the previous wave has finished, so each
-    /// wave waits for its slowest task (the original design's behaviour).
-    Waves,
-}
-
-impl fmt::Display for Strategy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Eager => "eager",
-            Self::Waves => "waves",
-        })
-    }
-}
-
-/// A strategy name that is neither `eager` nor `waves`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown strategy {0:?}; use \"eager\" or \"waves\"")]
-pub struct StrategyError(String);
-
-impl FromStr for Strategy {
-    type Err = StrategyError;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "eager" => Ok(Self::Eager),
-            "waves" => Ok(Self::Waves),
-            _ => Err(StrategyError(text.to_owned())),
-        }
     }
 }
 
@@ -702,7 +660,7 @@ mod tests {
         }
 
         fn log(&self) -> Vec<(TaskId, Instant, Instant, TaskContext)> {
-            self.log.lock().map(|log| log.clone()).unwrap_or_default()
+            crate::sync::lock(&self.log).clone()
         }
     }
 
@@ -727,9 +685,7 @@ mod tests {
                 self.saw_cancel.fetch_add(1, Ordering::SeqCst);
             }
             let id = task.task.id.clone();
-            if let Ok(mut log) = self.log.lock() {
-                log.push((id.clone(), start, Instant::now(), task));
-            }
+            crate::sync::lock(&self.log).push((id.clone(), start, Instant::now(), task));
             if cancelled {
                 TaskOutcome::failure(format!("{id} cancelled"))
             } else if self.failing.contains(&id) {
@@ -1224,16 +1180,6 @@ mod tests {
         assert_eq!(
             ConcurrencyError { value: 0 }.to_string(),
             "maxConcurrency must be between 1 and 10, got 0"
-        );
-    }
-
-    #[test]
-    fn strategy_reads_its_names() {
-        assert_eq!("Eager".parse(), Ok(Strategy::Eager));
-        assert_eq!("waves".parse(), Ok(Strategy::Waves));
-        assert_eq!(
-            "fast".parse::<Strategy>(),
-            Err(StrategyError("fast".to_owned()))
         );
     }
 }
