@@ -3,7 +3,6 @@
 //! gateway is connected to) and reports one line with ✓ or ✗ and, on ✗, what to do about it.
 //! The exit code is 0 only when every required check passed.
 
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -12,14 +11,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use bridge_core::audit::AuditLog;
+use bridge_core::check::{Check, Report, Status};
 use bridge_core::config::Config;
 use bridge_core::policy::Policy;
-use openclaw_memory::gateway::LinkState;
-use openclaw_memory::workspace::{DiscoveryInput, discover};
-use openclaw_memory::{Gateway, GatewaySettings};
 use rmcp::ServiceExt;
 use rmcp::transport::TokioChildProcess;
-use serde::Serialize;
 
 use crate::acp::{
     AcpError, Agent, ContentBlock, CopilotLaunch, MemoryLaunch, PermissionDecider, PermissionGate,
@@ -34,10 +30,9 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 const AGENT_TIMEOUT: Duration = Duration::from_mins(1);
 /// How long the memory server may take to start and list its tools.
 const MEMORY_TIMEOUT: Duration = Duration::from_secs(20);
-/// How long the gateway may take to accept our handshake.
-const GATEWAY_TIMEOUT: Duration = Duration::from_secs(15);
-/// How often the gateway link's state is looked at while it connects.
-const GATEWAY_POLL: Duration = Duration::from_millis(50);
+/// How long the memory server's own checks may take (an index build and a gateway handshake
+/// of at most 15 s).
+const MEMORY_CHECK_TIMEOUT: Duration = Duration::from_secs(40);
 /// How long the `--prompt` round trip may take.
 const PROMPT_TIMEOUT: Duration = Duration::from_mins(2);
 /// The round-trip prompt: short, and answerable by any model.
@@ -60,102 +55,16 @@ pub struct ValidateArgs {
     pub prompt: bool,
 }
 
-/// How a check came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// It works.
-    Pass,
-    /// It does not; if the check is required, the bridge cannot work.
-    Fail,
-    /// Not used, not configured, or could not run because an earlier check failed.
-    Skip,
-}
-
-/// One line of the report.
-#[derive(Debug, Clone, Serialize)]
-pub struct Check {
-    /// What was checked.
-    pub name: &'static str,
-    /// The outcome.
-    pub status: Status,
-    /// Whether the bridge needs it to work.
-    pub required: bool,
-    /// What was found.
-    pub detail: String,
-    /// What to do about a failure.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fix: Option<String>,
-}
-
-impl Check {
-    fn pass(name: &'static str, detail: impl Into<String>) -> Self {
-        Self {
-            name,
-            status: Status::Pass,
-            required: true,
-            detail: detail.into(),
-            fix: None,
-        }
-    }
-
-    fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
-        Self {
-            name,
-            status: Status::Fail,
-            required: true,
-            detail: one_line(&detail.into()),
-            fix: Some(fix.into()),
-        }
-    }
-
-    fn skip(name: &'static str, detail: impl Into<String>) -> Self {
-        Self {
-            name,
-            status: Status::Skip,
-            required: false,
-            detail: detail.into(),
-            fix: None,
-        }
-    }
-
-    /// The same check, not needed for the bridge to work.
-    fn optional(mut self) -> Self {
-        self.required = false;
-        self
-    }
-
-    /// Whether this check stops the bridge from working.
-    fn blocks(&self) -> bool {
-        self.required && self.status != Status::Pass
-    }
-}
-
-/// Multi-line error texts (a TOML parse error) folded onto the check's line.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The whole report.
-#[derive(Debug, Serialize)]
-struct Report {
-    ok: bool,
-    checks: Vec<Check>,
-}
-
 /// Runs every check, prints the report and returns 0 only when every required check passed.
 pub fn run(global: &GlobalArgs, args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     let checks = bridge_mcp::runtime()?.block_on(checks(global, args));
-    let report = Report {
-        ok: !checks.iter().any(Check::blocks),
-        checks,
-    };
+    let report = Report::new(checks);
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &report).context("cannot write stdout")?;
         writeln!(out).context("cannot write stdout")?;
     } else {
-        out.write_all(render(&report).as_bytes())
+        out.write_all(report.render().as_bytes())
             .context("cannot write stdout")?;
     }
     out.flush().context("cannot write stdout")?;
@@ -164,45 +73,6 @@ pub fn run(global: &GlobalArgs, args: &ValidateArgs) -> anyhow::Result<ExitCode>
     } else {
         ExitCode::FAILURE
     })
-}
-
-fn render(report: &Report) -> String {
-    let width = report
-        .checks
-        .iter()
-        .map(|c| c.name.len())
-        .max()
-        .unwrap_or(0);
-    let mut text = String::new();
-    for check in &report.checks {
-        let mark = match check.status {
-            Status::Pass => "✓",
-            Status::Fail if check.required => "✗",
-            Status::Fail => "!",
-            Status::Skip => "-",
-        };
-        let _ = writeln!(
-            text,
-            "{mark} {:width$}  {}",
-            check.name,
-            check.detail,
-            width = width
-        );
-        if let Some(fix) = check.fix.as_ref().filter(|_| check.status == Status::Fail) {
-            let _ = writeln!(text, "  {:width$}  fix: {fix}", "", width = width);
-        }
-    }
-    let failed = report.checks.iter().filter(|c| c.blocks()).count();
-    if failed == 0 {
-        text.push_str("All required checks passed.\n");
-    } else {
-        let _ = writeln!(
-            text,
-            "{failed} required check{} failed.",
-            if failed == 1 { "" } else { "s" }
-        );
-    }
-    text
 }
 
 async fn checks(global: &GlobalArgs, args: &ValidateArgs) -> Vec<Check> {
@@ -247,9 +117,9 @@ async fn checks(global: &GlobalArgs, args: &ValidateArgs) -> Vec<Check> {
             checks.push(Check::fail("round trip", why, "fix the Copilot CLI first"));
         }
     }
-    checks.push(memory_server(&config).await);
-    checks.push(workspace(&config));
-    checks.push(gateway(&config).await);
+    let (server, program) = memory_server(&config).await;
+    checks.push(server);
+    checks.extend(memory_checks(program.as_deref(), &config).await);
     checks
 }
 
@@ -553,25 +423,34 @@ async fn round_trip(session: &crate::acp::Session) -> Check {
     }
 }
 
-/// Spawns `openclaw-memory` the way sessions get it and lists its tools.
-async fn memory_server(config: &Config) -> Check {
+/// Spawns `openclaw-memory` the way sessions get it and lists its tools; returns the check and
+/// the program, when one was found.
+async fn memory_server(config: &Config) -> (Check, Option<PathBuf>) {
     let program = match MemoryLaunch::beside_current_exe() {
         Ok(launch) if launch.program.is_file() => launch.program,
         Ok(launch) => {
-            return Check::fail(
+            let check = Check::fail(
                 "memory server",
                 format!("{} does not exist", launch.program.display()),
                 "install openclaw-memory next to copilot-bridge (cargo build builds both)",
             );
+            return (check, None);
         }
         Err(err) => {
-            return Check::fail(
+            let check = Check::fail(
                 "memory server",
                 format!("cannot find the running executable: {err}"),
                 "install openclaw-memory next to copilot-bridge",
             );
+            return (check, None);
         }
     };
+    let check = list_checked(&program, config).await;
+    (check, Some(program))
+}
+
+async fn list_checked(program: &Path, config: &Config) -> Check {
+    let program = program.to_path_buf();
     match tokio::time::timeout(MEMORY_TIMEOUT, list_memory_tools(&program, config)).await {
         Ok(Ok(names)) => {
             let missing: Vec<&str> = MEMORY_TOOLS
@@ -674,128 +553,49 @@ fn child_depth(config: &Config) -> String {
         .1
 }
 
-/// Finds OpenClaw's workspace the way the memory server will.
-fn workspace(config: &Config) -> Check {
-    let discovery = discover(DiscoveryInput {
-        flag: None,
-        env: &config.env,
-    });
-    let Some(found) = discovery.workspace else {
-        return Check::fail(
-            "OpenClaw memory",
-            format!("none found (looked in: {})", discovery.looked_in_summary()),
-            "set OPENCLAW_WORKSPACE_DIR to the folder holding MEMORY.md and memory/ (memory \
-             tools answer \"no memory found\" until then)",
-        )
-        .optional();
+/// The checks `openclaw-memory check --json` makes of what it will see (OpenClaw's workspace,
+/// the index, the gateway), run on the installed server with the bridge's environment so it
+/// sees what a session's memory server would.
+async fn memory_checks(program: Option<&Path>, config: &Config) -> Vec<Check> {
+    let not_run = |why: &str| {
+        vec![
+            Check::fail(
+                "OpenClaw memory",
+                format!("not checked: {why}"),
+                "fix the memory server first",
+            )
+            .optional(),
+        ]
     };
-    let root = &found.root;
-    let notes = count_notes(&root.join("memory"));
-    let has = |name: &str| {
-        if root.join(name).is_file() {
-            format!("{name} present")
-        } else {
-            format!("no {name}")
+    let Some(program) = program else {
+        return not_run("the memory server was not found");
+    };
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(["check", "--json"])
+        .env(bridge_core::depth::DEPTH_ENV, child_depth(config))
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let output = match tokio::time::timeout(MEMORY_CHECK_TIMEOUT, command.output()).await {
+        Ok(Ok(output)) => output,
+        Ok(Err(err)) => return not_run(&format!("cannot run {} check: {err}", program.display())),
+        Err(_) => {
+            return not_run(&format!(
+                "{} check did not finish within {} s",
+                program.display(),
+                MEMORY_CHECK_TIMEOUT.as_secs()
+            ));
         }
     };
-    if root.is_dir() {
-        Check::pass(
-            "OpenClaw memory",
-            format!(
-                "{} (from {}): {notes} daily notes, {}, {}",
-                root.display(),
-                found.source,
-                has("MEMORY.md"),
-                has("USER.md")
-            ),
-        )
-        .optional()
-    } else {
-        Check::fail(
-            "OpenClaw memory",
-            format!("{} (from {}) does not exist", root.display(), found.source),
-            "correct that setting, or create the workspace with OpenClaw",
-        )
-        .optional()
-    }
-}
-
-fn count_notes(dir: &Path) -> usize {
-    std::fs::read_dir(dir).map_or(0, |entries| {
-        entries
-            .filter_map(Result::ok)
-            .filter(|e| {
-                let path: PathBuf = e.path();
-                path.extension().is_some_and(|x| x == "md") && path.is_file()
-            })
-            .count()
-    })
-}
-
-/// Connects to the gateway with a signed handshake when a token is configured.
-async fn gateway(config: &Config) -> Check {
-    let Some(token) = &config.gateway.token else {
-        return Check::skip(
-            "OpenClaw gateway",
-            "not configured (set OPENCLAW_GATEWAY_TOKEN to search through the gateway)",
-        );
-    };
-    let settings = GatewaySettings {
-        host: config.gateway.host.clone(),
-        port: config.gateway.port,
-        token: token.expose().to_owned(),
-        state_dir: config.state_dir.clone(),
-        search_timeout: GATEWAY_TIMEOUT,
-    };
-    let url = settings.url();
-    let gateway = Gateway::start(settings);
-    // The first attempt's outcome is the answer: up, or down with the gateway's reason (the
-    // link would go on retrying with backoff, which a one-shot check need not wait for).
-    let started = Instant::now();
-    let outcome = loop {
-        match gateway.state() {
-            LinkState::Up => break Ok(()),
-            LinkState::Down(reason) if reason != "connecting" => break Err(reason),
-            LinkState::Down(_) if started.elapsed() >= GATEWAY_TIMEOUT => {
-                break Err(format!("no answer within {} s", GATEWAY_TIMEOUT.as_secs()));
-            }
-            LinkState::Down(_) => tokio::time::sleep(GATEWAY_POLL).await,
+    match serde_json::from_slice::<Report>(&output.stdout) {
+        Ok(report) => report.checks,
+        Err(err) => {
+            let said = String::from_utf8_lossy(&output.stderr);
+            not_run(&format!(
+                "{} check answered no report ({err}); it said: {}",
+                program.display(),
+                said.trim()
+            ))
         }
-    };
-    gateway.shutdown();
-    match outcome {
-        Ok(()) => Check::pass("OpenClaw gateway", format!("{url}: handshake accepted")),
-        Err(reason) => Check::fail(
-            "OpenClaw gateway",
-            format!("{url}: {reason}"),
-            "start the gateway (`openclaw gateway`), and check OPENCLAW_HOST, OPENCLAW_PORT and \
-             OPENCLAW_GATEWAY_TOKEN",
-        ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_failed_required_check_fails_the_report_and_shows_its_fix() {
-        let report = Report {
-            ok: false,
-            checks: vec![
-                Check::pass("configuration", "valid"),
-                Check::fail("Copilot CLI", "copilot not found", "install it"),
-                Check::fail("OpenClaw memory", "none found", "set it").optional(),
-                Check::skip("OpenClaw gateway", "not configured"),
-            ],
-        };
-        let text = render(&report);
-        assert!(text.contains("✓ configuration"), "{text}");
-        assert!(text.contains("✗ Copilot CLI"), "{text}");
-        assert!(text.contains("fix: install it"), "{text}");
-        assert!(text.contains("! OpenClaw memory"), "{text}");
-        assert!(text.contains("- OpenClaw gateway"), "{text}");
-        assert!(text.ends_with("1 required check failed.\n"), "{text}");
-        assert_eq!(report.checks.iter().filter(|c| c.blocks()).count(), 1);
     }
 }

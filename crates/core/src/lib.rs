@@ -4,6 +4,7 @@
 #![deny(missing_docs)]
 
 pub mod audit;
+pub mod check;
 pub mod config;
 pub mod confine;
 pub mod depth;

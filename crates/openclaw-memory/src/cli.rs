@@ -58,6 +58,13 @@ pub struct GlobalArgs {
 pub enum Command {
     /// Serve MCP on stdin/stdout (the default).
     Serve,
+    /// Check what this server will see: OpenClaw's workspace (found as the server finds it),
+    /// the index built from it, and the gateway's handshake when a token is set.
+    Check {
+        /// Print the checks as one JSON object instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Parses the command line, runs it, and maps the outcome to an exit code.
@@ -73,7 +80,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         ..Overrides::default()
     };
     let config = Config::resolve(overrides, env).context("invalid configuration")?;
-    bridge_core::logging::init_stderr(config.log_level.tracing_directive());
+    // `check` talks to a person (or to `copilot-bridge validate`): warnings only, unless a
+    // level was chosen.
+    let chosen = cli.global.log_level.is_some() || config.env.get("COPILOT_LOG_LEVEL").is_some();
+    let level = match cli.command {
+        Some(Command::Check { .. }) if !chosen => "warn",
+        _ => config.log_level.tracing_directive(),
+    };
+    bridge_core::logging::init_stderr(level);
     if let Some(days) = cli.global.recency_half_life_days
         && !(days.is_finite() && days > 0.0)
     {
@@ -81,6 +95,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(&cli.global, &config),
+        Command::Check { json } => crate::check::run(&cli.global, &config, json),
     }
 }
 

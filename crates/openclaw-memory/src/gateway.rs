@@ -12,10 +12,13 @@ pub mod device;
 pub mod protocol;
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bridge_core::sync::lock;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::gateway::connection::LinkState;
@@ -25,6 +28,8 @@ use crate::gateway::protocol::{GatewayFault, SearchPayload, SearchResult};
 /// Requests queued for the link at most; a search waits for its answer, so a handful is
 /// plenty, and a full queue fails the call instead of piling up.
 const CALL_QUEUE: usize = 16;
+/// How long [`Gateway::shutdown`] waits for the link task to end.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// Default time a gateway search may take before the local index answers instead. The
 /// gateway's hybrid search answers in tens of milliseconds once warm.
 pub const DEFAULT_SEARCH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -85,20 +90,22 @@ pub struct Gateway {
     link: watch::Receiver<LinkState>,
     search_timeout: Duration,
     shutdown: CancellationToken,
+    /// The link task, owned here and awaited by [`Gateway::shutdown`].
+    task: Arc<Mutex<Option<JoinHandle<()>>>>,
 }
 
 impl Gateway {
     /// Starts the link in the background on the current Tokio runtime and returns at once.
     pub fn start(settings: GatewaySettings) -> Self {
         let (calls, receiver) = mpsc::channel(CALL_QUEUE);
-        let (state, link) = watch::channel(LinkState::Down("connecting".to_owned()));
+        let (state, link) = watch::channel(LinkState::Connecting);
         let shutdown = CancellationToken::new();
         let link_settings = LinkSettings {
             url: settings.url(),
             token: settings.token,
             state_dir: settings.state_dir,
         };
-        tokio::spawn(connection::run(
+        let task = tokio::spawn(connection::run(
             link_settings,
             receiver,
             state,
@@ -109,6 +116,7 @@ impl Gateway {
             link,
             search_timeout: settings.search_timeout,
             shutdown,
+            task: Arc::new(Mutex::new(Some(task))),
         }
     }
 
@@ -117,17 +125,34 @@ impl Gateway {
         self.link.borrow().clone()
     }
 
-    /// Waits until the link is up, or `limit` passes (tests, tools that prefer the gateway).
-    pub async fn wait_until_up(&self, limit: Duration) -> bool {
+    /// Waits for the first connection attempt to end, at most `limit`: `Ok` when the link is
+    /// up, else why not (the gateway's refusal, a connection error, or no answer in time). A
+    /// refusal is reported as soon as it arrives rather than after retries that would meet it
+    /// again.
+    pub async fn wait_until_up(&self, limit: Duration) -> Result<(), String> {
         let mut link = self.link.clone();
-        tokio::time::timeout(limit, link.wait_for(|s| *s == LinkState::Up))
-            .await
-            .is_ok_and(|r| r.is_ok())
+        let settled =
+            tokio::time::timeout(limit, link.wait_for(|s| *s != LinkState::Connecting)).await;
+        match settled {
+            Err(_) => Err(format!("no answer within {} s", limit.as_secs())),
+            Ok(Err(_)) => Err("the link task stopped".to_owned()),
+            Ok(Ok(state)) => match &*state {
+                LinkState::Up => Ok(()),
+                LinkState::Down(reason) => Err(reason.clone()),
+                LinkState::Connecting => Err("still connecting".to_owned()),
+            },
+        }
     }
 
-    /// Stops the link task.
-    pub fn shutdown(&self) {
+    /// Stops the link task and waits (at most two seconds) for it to end.
+    pub async fn shutdown(&self) {
         self.shutdown.cancel();
+        let task = lock(&self.task).take();
+        if let Some(task) = task
+            && tokio::time::timeout(SHUTDOWN_GRACE, task).await.is_err()
+        {
+            tracing::warn!("the gateway link did not stop in time");
+        }
     }
 
     /// Sends one request and waits (bounded by `limit` and `cancel`) for its payload. Fails at
@@ -139,8 +164,12 @@ impl Gateway {
         limit: Duration,
         cancel: &CancellationToken,
     ) -> Result<Value, GatewayError> {
-        if let LinkState::Down(reason) = self.state() {
-            return Err(GatewayError::NotConnected(reason));
+        match self.state() {
+            LinkState::Up => {}
+            LinkState::Connecting => {
+                return Err(GatewayError::NotConnected("still connecting".to_owned()));
+            }
+            LinkState::Down(reason) => return Err(GatewayError::NotConnected(reason)),
         }
         let (reply, answer) = oneshot::channel();
         let call = Call {

@@ -2,6 +2,8 @@
 //! stdio MCP server. `copilot-bridge` adds it to every Copilot session it opens.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+/// `openclaw-memory check`: what this server will see.
+mod check;
 /// Command-line parsing and dispatch.
 mod cli;
 /// The OpenClaw gateway client (protocol v4).

@@ -92,7 +92,7 @@ impl ToolServer for MemoryServer {
 
     async fn shutdown(&self) {
         if let Some(gateway) = &self.gateway {
-            gateway.shutdown();
+            gateway.shutdown().await;
         }
     }
 }

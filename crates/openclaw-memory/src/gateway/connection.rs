@@ -41,7 +41,9 @@ pub struct LinkSettings {
 /// The state of the link, as the handle sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LinkState {
-    /// Not connected yet, or the last attempt failed (with why).
+    /// The first attempt has not finished yet.
+    Connecting,
+    /// The last attempt failed (with why); the link retries with backoff.
     Down(String),
     /// Connected and authenticated; requests can be sent.
     Up,
