@@ -109,12 +109,10 @@ async fn sigterm_mid_task_answers_with_the_partial_result_audits_it_and_leaves_n
         .ok_or_else(|| anyhow::anyhow!("no answer to the running call in {messages:?}"))?;
     let result = &answer["result"]["structuredContent"];
     assert_eq!(result["stopReason"], "cancelled", "{answer}");
-    // What the model streamed before the signal (a prefix: it streams word by word).
+    // What reached the turn before the signal: a prefix of the streamed answer (the CLI may
+    // also end a cancelled turn before its last chunks are counted, so it can be empty).
     let partial = result["text"].as_str().unwrap_or_default();
-    assert!(
-        !partial.is_empty() && "half of the answer ".starts_with(partial),
-        "{answer}"
-    );
+    assert!("half of the answer ".starts_with(partial), "{answer}");
     let survivors: Vec<_> = family.iter().copied().filter(|p| alive(*p)).collect();
     assert!(survivors.is_empty(), "still running: {survivors:?}");
     let audit = audit_lines(&bed.home().join("audit"))?;
@@ -126,7 +124,7 @@ async fn sigterm_mid_task_answers_with_the_partial_result_audits_it_and_leaves_n
     assert!(
         ends[0]["output"]
             .as_str()
-            .is_some_and(|o| o.contains(partial.trim())),
+            .is_some_and(|o| o.contains(partial.trim()) && o.contains("Cancelled")),
         "{:?}",
         ends[0]
     );

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use bridge_core::config::Config;
 use bridge_core::redact::Redactor;
 use bridge_core::retry::{self, Classify, ErrorClass, RetryError, RetryPolicy};
+use bridge_core::sync::lock;
 use chrono::Utc;
 use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
@@ -285,10 +286,7 @@ impl Runner {
     /// `cancelled`); returns how many there were. For a person at a terminal pressing Ctrl-C:
     /// MCP cancellation drops the answer, this keeps it.
     pub fn interrupt(&self) -> usize {
-        let sessions = self
-            .sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let sessions = lock(&self.sessions);
         sessions.values().filter(|session| session.cancel()).count()
     }
 
@@ -534,10 +532,7 @@ impl Runner {
     }
 
     fn dir_lock(&self, dir: &Path) -> Arc<tokio::sync::Mutex<()>> {
-        let mut dirs = self
-            .dirs
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut dirs = lock(&self.dirs);
         // Forget locks nobody holds or waits for, so the map stays as small as the work.
         dirs.retain(|_, lock| Arc::strong_count(lock) > 1);
         Arc::clone(dirs.entry(dir.to_path_buf()).or_default())
@@ -546,12 +541,7 @@ impl Runner {
     /// The record of a session the caller wants to continue: open in this process, or in the
     /// session store from an earlier run.
     async fn known_session(&self, id: &str) -> Result<SessionRecord, RunError> {
-        let open = self
-            .sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(id)
-            .map(|s| s.cwd().to_path_buf());
+        let open = lock(&self.sessions).get(id).map(|s| s.cwd().to_path_buf());
         let key = id.to_owned();
         let stored = self
             .with_store(false, move |store| store.get(&key).cloned())
@@ -585,12 +575,7 @@ impl Runner {
     ) -> Result<Session, Attempt> {
         let agent = self.agent().await.map_err(Attempt::Agent)?;
         if let Some(record) = record {
-            let open = self
-                .sessions
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .get(&record.session_id)
-                .cloned();
+            let open = lock(&self.sessions).get(&record.session_id).cloned();
             if let Some(session) = open {
                 return Ok(session);
             }
@@ -599,10 +584,7 @@ impl Runner {
                 .load_session(&record.session_id, record.working_dir.clone())
                 .await
                 .map_err(Attempt::Agent)?;
-            self.sessions
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(record.session_id.clone(), session.clone());
+            lock(&self.sessions).insert(record.session_id.clone(), session.clone());
             return Ok(session);
         }
         let session = agent
@@ -610,10 +592,7 @@ impl Runner {
             .await
             .map_err(Attempt::Agent)?;
         let id = session.id();
-        self.sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id.clone(), session.clone());
+        lock(&self.sessions).insert(id.clone(), session.clone());
         let now = Utc::now();
         let record = SessionRecord {
             session_id: id,
@@ -637,10 +616,7 @@ impl Runner {
         request: &TaskRequest,
     ) {
         let id = outcome.session_id.clone();
-        self.sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id.clone(), session.clone());
+        lock(&self.sessions).insert(id.clone(), session.clone());
         let now = Utc::now();
         let record = SessionRecord {
             session_id: id.clone(),
@@ -669,9 +645,7 @@ impl Runner {
         let store = Arc::clone(&self.store);
         let state_dir = self.config.state_dir.clone();
         let joined = tokio::task::spawn_blocking(move || {
-            let mut slot = store
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut slot = lock(&store);
             let store = slot.get_or_insert_with(|| SessionStore::load(&state_dir, Utc::now()));
             let value = f(store);
             if let Some(Err(err)) = save.then(|| store.save()) {

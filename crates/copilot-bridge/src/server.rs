@@ -4,11 +4,12 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bridge_core::audit::AuditLog;
 use bridge_core::config::Config;
 use bridge_core::confine::Root;
+use bridge_core::sync::lock;
 use bridge_mcp::{Envelope, Identity, ToolError, ToolServer, ToolTable};
 use tokio_util::sync::CancellationToken;
 
@@ -68,12 +69,7 @@ impl Interruptible {
 
 impl Drop for Interruptible {
     fn drop(&mut self) {
-        self.server
-            .shared
-            .orchestrations
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.id);
+        lock(&self.server.shared.orchestrations).remove(&self.id);
     }
 }
 
@@ -136,11 +132,7 @@ impl BridgeServer {
     /// their results (see [`Runner::interrupt`]); returns how many there were. A person's
     /// Ctrl-C at a terminal subcommand, where MCP cancellation would drop the answer.
     pub fn interrupt(&self) -> usize {
-        let orchestrations: Vec<CancellationToken> = self
-            .shared
-            .orchestrations
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        let orchestrations: Vec<CancellationToken> = lock(&self.shared.orchestrations)
             .values()
             .cloned()
             .collect();
@@ -156,11 +148,7 @@ impl BridgeServer {
             .shared
             .next_orchestration
             .fetch_add(1, Ordering::Relaxed);
-        self.shared
-            .orchestrations
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, token.clone());
+        lock(&self.shared.orchestrations).insert(id, token.clone());
         Interruptible {
             server: self.clone(),
             id,

@@ -151,13 +151,6 @@ impl MemoryIndex {
         }
     }
 
-    /// Uses different chunk sizes (tests, tuning).
-    #[must_use]
-    pub fn with_chunking(mut self, chunking: ChunkOptions) -> Self {
-        self.chunking = chunking;
-        self
-    }
-
     /// The store this index reads.
     pub fn store(&self) -> &MemoryStore {
         &self.store

@@ -7,30 +7,30 @@ mod check;
 /// Command-line parsing and dispatch.
 mod cli;
 /// The OpenClaw gateway client (protocol v4).
-pub mod gateway;
+mod gateway;
 /// The local search index: chunking, tokenizing, BM25, freshness.
-pub mod index;
+mod index;
 /// Which paths are memory, and validating user-supplied ones.
-pub mod paths;
+mod paths;
 /// `USER.md` directives.
-pub mod prefs;
+mod prefs;
 /// The MCP server: identity, capabilities and tool routing.
 mod server;
 /// The workspace, index and store behind the tools.
-pub mod service;
+mod service;
 /// Confined, read-only access to the workspace's files.
-pub mod store;
+mod store;
 /// The MCP tools.
-pub mod tools;
+mod tools;
 /// Event-driven freshness: skip the per-file scan when nothing changed.
-pub mod watch;
+mod watch;
 /// Line windows of a file (`openclaw_memory_read`).
-pub mod window;
+mod window;
 /// Finding OpenClaw's workspace.
-pub mod workspace;
+mod workspace;
 
-pub use crate::cli::{Cli, main_entry};
-pub use crate::gateway::{Gateway, GatewaySettings};
+pub use crate::cli::main_entry;
+pub use crate::index::rank::RankOptions;
 pub use crate::index::{LocalHit, MemoryIndex};
-pub use crate::server::MemoryServer;
-pub use crate::service::{MemoryService, ServiceOptions};
+pub use crate::paths::parse_day;
+pub use crate::store::MemoryStore;

@@ -79,11 +79,6 @@ impl MemoryPath {
         }
     }
 
-    /// The path relative to the workspace, with forward slashes (what results show).
-    pub fn display_path(&self) -> String {
-        self.to_string()
-    }
-
     /// Whether this is a `USER.md` (the workspace's or a profile's): the files of directives.
     pub fn is_user_file(&self) -> bool {
         matches!(self, Self::TopLevel("USER.md") | Self::ProfileUser(_))

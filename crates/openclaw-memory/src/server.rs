@@ -54,6 +54,7 @@ impl MemoryServer {
     }
 
     /// The tools this server offers, as listed to clients.
+    #[cfg(test)]
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
         self.tools.tools()
     }

@@ -3,10 +3,11 @@
 //! first tool call, so the server starts in milliseconds.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bridge_core::config::EnvLayer;
+use bridge_core::sync::lock;
 
 use crate::index::rank::RankOptions;
 use crate::index::{LocalHit, MemoryIndex};
@@ -74,10 +75,7 @@ impl MemoryService {
     pub fn workspace(&self) -> Result<Workspace, ServiceError> {
         // A panic while holding a lock leaves at worst a half-refreshed index, which the next
         // refresh repairs; keep serving.
-        let mut found = self
-            .workspace
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut found = lock(&self.workspace);
         if let Some(ws) = found.as_ref() {
             return Ok(ws.clone());
         }
@@ -102,7 +100,7 @@ impl MemoryService {
     ) -> Result<(Workspace, Vec<LocalHit>), ServiceError> {
         let workspace = self.workspace()?;
         let ranking = self.options.ranking;
-        let mut index = self.index.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut index = lock(&self.index);
         let (index, watch) = index.get_or_insert_with(|| {
             (
                 MemoryIndex::new(MemoryStore::new(workspace.root.clone()), ranking),

@@ -10,17 +10,6 @@ mod search;
 
 pub use bridge_mcp::{Answer, ToolError, blocking};
 
-pub use crate::tools::prefs::{PrefsArgs, PrefsOutput};
-pub use crate::tools::read::{ReadArgs, ReadOutput};
-pub use crate::tools::search::{Hit, SearchArgs, SearchOutput};
-
-/// Names of the tools, for messages that list them.
-pub const TOOL_NAMES: [&str; 3] = [
-    "openclaw_memory_search",
-    "openclaw_memory_read",
-    "openclaw_user_prefs",
-];
-
 impl From<crate::service::ServiceError> for ToolError {
     fn from(err: crate::service::ServiceError) -> Self {
         Self::model(&err)

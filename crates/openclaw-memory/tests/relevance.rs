@@ -20,9 +20,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use openclaw_memory::index::rank::RankOptions;
-use openclaw_memory::store::MemoryStore;
-use openclaw_memory::{LocalHit, MemoryIndex};
+use openclaw_memory::{LocalHit, MemoryIndex, MemoryStore, RankOptions};
 use serde_json::Value;
 
 /// Hits looked at per query, as the tool's default `limit`.
@@ -370,7 +368,7 @@ fn evaluate(set: &Path) -> anyhow::Result<(Measured, Measured)> {
     )?;
     let today = labels["today"]
         .as_str()
-        .and_then(openclaw_memory::paths::parse_day);
+        .and_then(openclaw_memory::parse_day);
     let mut index = MemoryIndex::new(
         MemoryStore::new(set.join("workspace")),
         RankOptions::default(),

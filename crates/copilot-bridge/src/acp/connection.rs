@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bridge_core::sync::lock;
+
 use serde_json::{Value, json};
 use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
@@ -92,9 +94,7 @@ struct PendingGuard<'a> {
 
 impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
-        if let Ok(mut pending) = self.inner.pending.lock()
-            && let Some(map) = pending.as_mut()
-        {
+        if let Some(map) = lock(&self.inner.pending).as_mut() {
             map.remove(&self.id);
         }
     }
@@ -159,11 +159,7 @@ impl Connection {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         {
-            let mut pending = self
-                .inner
-                .pending
-                .lock()
-                .map_err(|_| exited(method, "the connection state was poisoned"))?;
+            let mut pending = lock(&self.inner.pending);
             let Some(map) = pending.as_mut() else {
                 drop(pending);
                 return Err(exited(method, &self.closed_reason().unwrap_or_default()));
@@ -304,11 +300,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
         match Incoming::classify(value) {
             Incoming::Response { id, result } => {
                 let waiter = match &id {
-                    RequestId::Number(n) => inner
-                        .pending
-                        .lock()
-                        .ok()
-                        .and_then(|mut p| p.as_mut().and_then(|map| map.remove(n))),
+                    RequestId::Number(n) => {
+                        lock(&inner.pending).as_mut().and_then(|map| map.remove(n))
+                    }
                     RequestId::Text(_) => None,
                 };
                 if let Some(waiter) = waiter {
@@ -345,9 +339,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
     tracing::debug!(%reason, "the agent connection closed");
     // Fail every waiting request by dropping its sender: waiters then read the reason below.
     let _ = closed_tx.send(Some(reason));
-    if let Ok(mut pending) = inner.pending.lock() {
-        pending.take();
-    }
+    lock(&inner.pending).take();
 }
 
 /// Discards input up to and including the next newline.

@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use bridge_core::sync::lock;
+
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -121,10 +123,7 @@ impl SessionSink {
     fn with_state<T>(&self, f: impl FnOnce(&mut SinkState) -> T) -> T {
         // A poisoned lock only means another thread panicked mid-update; the data is still
         // the best we have.
-        let mut state = self
-            .state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut state = lock(&self.state);
         f(&mut state)
     }
 
@@ -219,26 +218,16 @@ impl Dispatcher {
 
     /// Routes updates and permission requests for `session_id` to `sink` from now on.
     pub(crate) fn register(&self, session_id: &str, sink: Arc<SessionSink>) {
-        self.sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(session_id.to_owned(), sink);
+        lock(&self.sessions).insert(session_id.to_owned(), sink);
     }
 
     /// Stops routing for `session_id`.
     pub(crate) fn unregister(&self, session_id: &str) {
-        self.sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(session_id);
+        lock(&self.sessions).remove(session_id);
     }
 
     fn sink(&self, session_id: &str) -> Option<Arc<SessionSink>> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(session_id)
-            .cloned()
+        lock(&self.sessions).get(session_id).cloned()
     }
 
     /// The longest an answer to the agent can take (the ask hook's limit plus a margin).

@@ -10,6 +10,8 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bridge_core::sync::lock;
+
 use rustix::process::{Pid, Signal, WaitOptions};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
@@ -242,12 +244,11 @@ async fn drain_stderr(stderr: ChildStderr, name: String, tail: Arc<Mutex<VecDequ
                     line
                 };
                 tracing::info!(target: "acp::agent_stderr", agent = %name, "{line}");
-                if let Ok(mut tail) = tail.lock() {
-                    if tail.len() == STDERR_TAIL_LINES {
-                        tail.pop_front();
-                    }
-                    tail.push_back(line);
+                let mut tail = lock(&tail);
+                if tail.len() == STDERR_TAIL_LINES {
+                    tail.pop_front();
                 }
+                tail.push_back(line);
             }
             Ok(None) => return,
             Err(err) => {
@@ -274,9 +275,8 @@ async fn watch_exit(
     }
     // The pipe closes when the group is gone; bound the wait in case a stray holder remains.
     let _ = tokio::time::timeout(Duration::from_millis(500), stderr_done).await;
-    if let Ok(tail) = tail.lock()
-        && !tail.is_empty()
-    {
+    let tail = lock(&tail);
+    if !tail.is_empty() {
         let last: Vec<&str> = tail.iter().map(String::as_str).collect();
         description.push_str("; its last stderr lines: ");
         description.push_str(&last.join(" | "));

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bridge_core::sync::lock;
+
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -186,10 +188,7 @@ impl SessionInner {
     }
 
     pub(crate) fn with_state<T>(&self, f: impl FnOnce(&mut SessionState) -> T) -> T {
-        let mut state = self
-            .state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut state = lock(&self.state);
         f(&mut state)
     }
 

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
+use bridge_core::sync::lock;
+
 use serde_json::{Value, json};
 
 use crate::acp::config::AgentConfig;
@@ -172,12 +174,10 @@ impl Agent {
         self.shared.shut_down.store(true, Ordering::SeqCst);
         let mut report = ShutdownReport::default();
         let live = self.shared.live.lock().await.take();
-        let sessions: Vec<Arc<SessionInner>> = self
-            .shared
-            .sessions
-            .lock()
-            .map(|s| s.iter().filter_map(Weak::upgrade).collect())
-            .unwrap_or_default();
+        let sessions: Vec<Arc<SessionInner>> = lock(&self.shared.sessions)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
         let timeouts = self.shared.config.timeouts;
         for session in &sessions {
             if session.cancel_running() {
@@ -222,7 +222,8 @@ impl Agent {
 
     fn track(&self, inner: SessionInner) -> Session {
         let inner = Arc::new(inner);
-        if let Ok(mut sessions) = self.shared.sessions.lock() {
+        {
+            let mut sessions = lock(&self.shared.sessions);
             sessions.retain(|s| s.strong_count() > 0);
             sessions.push(Arc::downgrade(&inner));
         }
@@ -258,10 +259,7 @@ impl AgentShared {
     /// Counts a start against the restart budget (the first start plus `max_restarts`).
     fn count_spawn(&self) -> Result<(), AcpError> {
         let budget = self.config.restart;
-        let mut spawns = self
-            .spawns
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut spawns = lock(&self.spawns);
         let now = Instant::now();
         while spawns
             .front()

@@ -33,6 +33,7 @@ impl Backoff {
     }
 
     /// A backoff with a fixed random seed (tests).
+    #[cfg(test)]
     pub fn with_seed(seed: u64) -> Self {
         Self {
             next: INITIAL,

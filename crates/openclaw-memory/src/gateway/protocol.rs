@@ -26,7 +26,7 @@ pub enum Incoming {
     /// An event (`connect.challenge`, `tick`, `health`, …).
     Event(Event),
     /// A request from the gateway (not expected from an operator link; ignored).
-    Req(Value),
+    Req(serde::de::IgnoredAny),
 }
 
 /// A response frame.

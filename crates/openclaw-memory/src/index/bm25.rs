@@ -141,6 +141,7 @@ impl Bm25Index {
     }
 
     /// Number of live chunks.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.live_chunks as usize
     }
