@@ -1,0 +1,187 @@
+//! Keeping the index in step with the workspace: one listing per refresh (sizes and
+//! modification times through the confined store), then only new and changed files are read,
+//! chunked and tokenized; removed files leave dead chunks that are compacted away in bulk.
+
+use std::sync::Arc;
+
+use crate::index::bm25::{ChunkId, TermId};
+use crate::index::chunk::{LineRange, chunk_lines};
+use crate::index::{ChunkInfo, IndexedFile, MemoryIndex, RefreshStats};
+use crate::paths::MemoryPath;
+use crate::store::{FileStamp, MAX_FILE_BYTES, StoreError};
+
+impl MemoryIndex {
+    /// Brings the index up to date with the workspace: one listing (sizes and modification
+    /// times, read through the confined store), then only new and changed files are read.
+    pub fn refresh(&mut self) -> Result<RefreshStats, StoreError> {
+        let mut open = self.store.open()?;
+        let listing = open.list_indexable()?;
+        let mut stats = RefreshStats::default();
+        let mut seen = vec![false; self.files.len()];
+        let mut changed = Vec::new();
+        for (path, stamp) in listing {
+            match self.by_path.get(&path) {
+                Some(&slot)
+                    if self.files[slot as usize].as_ref().map(|f| f.stamp) == Some(stamp) =>
+                {
+                    seen[slot as usize] = true;
+                    stats.unchanged += 1;
+                }
+                Some(&slot) => {
+                    seen[slot as usize] = true;
+                    changed.push((path, stamp, Some(slot)));
+                }
+                None => changed.push((path, stamp, None)),
+            }
+        }
+        let gone: Vec<u32> = self
+            .by_path
+            .values()
+            .copied()
+            .filter(|&slot| !seen[slot as usize])
+            .collect();
+        for slot in gone {
+            self.remove_file(slot);
+            stats.removed += 1;
+        }
+        for (path, stamp, old_slot) in changed {
+            if let Some(slot) = old_slot {
+                self.remove_file(slot);
+            }
+            match open.read(&path, MAX_FILE_BYTES) {
+                Ok(text) => {
+                    self.add_file(path, stamp, text.into());
+                    stats.indexed += 1;
+                }
+                Err(err) => {
+                    tracing::debug!(%path, %err, "not indexing memory file");
+                    if old_slot.is_some() {
+                        stats.removed += 1;
+                    }
+                }
+            }
+        }
+        Ok(stats)
+    }
+
+    fn remove_file(&mut self, slot: u32) {
+        let Some(file) = self.files[slot as usize].take() else {
+            return;
+        };
+        self.by_path.remove(&file.path);
+        if let Some(remap) = self.bm25.remove_chunks(&file.chunks) {
+            self.apply_remap(&remap);
+        }
+    }
+
+    fn apply_remap(&mut self, remap: &[Option<ChunkId>]) {
+        let mut info = vec![
+            ChunkInfo {
+                file: 0,
+                range: LineRange { start: 0, end: 0 }
+            };
+            self.bm25.slots()
+        ];
+        for (old, new) in remap.iter().enumerate() {
+            if let Some(new) = new {
+                info[*new as usize] = self.chunk_info[old];
+            }
+        }
+        self.chunk_info = info;
+        for file in self.files.iter_mut().flatten() {
+            for id in &mut file.chunks {
+                if let Some(Some(new)) = remap.get(*id as usize) {
+                    *id = *new;
+                }
+            }
+        }
+    }
+
+    fn add_file(&mut self, path: MemoryPath, stamp: FileStamp, text: Arc<str>) {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        if line_starts.last() == Some(&text.len()) && !text.is_empty() {
+            line_starts.pop();
+        }
+        let slot = if let Some(free) = self.files.iter().position(Option::is_none) {
+            free
+        } else {
+            self.files.push(None);
+            self.files.len() - 1
+        };
+        let slot_id = u32::try_from(slot).unwrap_or(u32::MAX);
+        let superseded = superseded_lines(&path, &text);
+        let mut file = IndexedFile {
+            day: path.note_day(),
+            path: path.clone(),
+            stamp,
+            text,
+            line_starts,
+            chunks: Vec::new(),
+            terms: Vec::new(),
+            term_starts: Vec::new(),
+            superseded,
+        };
+        let lines: Vec<&str> = (0..file.line_count()).map(|i| file.line(i)).collect();
+        let mut terms: Vec<TermId> = Vec::with_capacity(file.text.len() / 6);
+        let mut term_starts: Vec<u32> = Vec::with_capacity(lines.len() + 1);
+        for line in &lines {
+            term_starts.push(u32::try_from(terms.len()).unwrap_or(u32::MAX));
+            let (lexicon, bm25) = (&mut self.lexicon, &mut self.bm25);
+            self.analyzer
+                .for_each_term(line, |word| terms.push(lexicon.intern(word, bm25)));
+        }
+        term_starts.push(u32::try_from(terms.len()).unwrap_or(u32::MAX));
+        let ranges = chunk_lines(&lines, self.chunking);
+        let mut tokens: Vec<TermId> = Vec::new();
+        let mut chunk_ids = Vec::with_capacity(ranges.len());
+        for range in ranges {
+            tokens.clear();
+            tokens.extend_from_slice(
+                &terms[term_starts[range.start] as usize..term_starts[range.end + 1] as usize],
+            );
+            let id = self.bm25.add_chunk(&mut tokens);
+            debug_assert_eq!(id as usize, self.chunk_info.len());
+            self.chunk_info.push(ChunkInfo {
+                file: slot_id,
+                range,
+            });
+            chunk_ids.push(id);
+        }
+        drop(lines);
+        file.chunks = chunk_ids;
+        file.terms = terms;
+        file.term_starts = term_starts;
+        self.files[slot] = Some(file);
+        self.by_path.insert(path, slot_id);
+    }
+}
+
+/// The lines of a file that hold replaced facts: in `USER.md` files, the superseded directives
+/// (their bullet and continuation lines); anywhere, lines with struck-through text (`~~…~~`).
+fn superseded_lines(path: &MemoryPath, text: &str) -> Vec<usize> {
+    let mut lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.matches("~~").count() >= 2)
+        .map(|(i, _)| i)
+        .collect();
+    if path.is_user_file() {
+        let all: Vec<&str> = text.lines().collect();
+        for directive in crate::prefs::parse(text).superseded {
+            // `line` is 1-based; the directive runs until a blank line or the next bullet.
+            let first = directive.line.saturating_sub(1);
+            lines.push(first);
+            for (i, line) in all.iter().enumerate().skip(first + 1) {
+                let t = line.trim_start();
+                if t.is_empty() || t.starts_with(['-', '*', '+', '#', '<']) {
+                    break;
+                }
+                lines.push(i);
+            }
+        }
+    }
+    lines.sort_unstable();
+    lines.dedup();
+    lines
+}

@@ -1,0 +1,463 @@
+//! Answering one query: the query's terms and weights, BM25 candidates, each candidate's best
+//! few line windows scored with the factors of [`rank`](super::rank), the newer of two
+//! conflicting facts first, the score floor, and near-repeats held back.
+
+use crate::index::bm25::{ChunkId, TermId};
+use crate::index::chunk::LineRange;
+use crate::index::lexicon::QueryTerm;
+use crate::index::rank::{
+    coverage_factor, focus_factor, newness_factor, proximity_factor, recency_factor,
+};
+use crate::index::snippet::{self, LineMatch};
+use crate::index::{IndexedFile, LocalHit, MemoryIndex};
+
+/// Candidates re-ranked per result slot: BM25 picks `limit × this` (at least
+/// [`MIN_CANDIDATES`]) for the costlier boosts, which only reorder near neighbours.
+const CANDIDATES_PER_RESULT: usize = 10;
+/// Fewest candidates re-ranked, so small limits still see enough alternatives.
+const MIN_CANDIDATES: usize = 50;
+/// Most distinct query terms considered; a pasted paragraph is not a query.
+const MAX_QUERY_TERMS: usize = 32;
+/// Ranked candidates looked at for conflicting facts (see `newer_first_on_conflict`).
+const CONFLICT_DEPTH: usize = 20;
+/// Share of the older note's matched query weight a newer note must hold to be taken as its
+/// replacement.
+const CONFLICT_OVERLAP: f32 = 0.55;
+/// How close to the older note's score a newer note on the same subject must come to be taken
+/// as its replacement.
+const CONFLICT_SCORE_RATIO: f32 = 0.4;
+/// How much a heading line counts toward a window: it names a section, the lines under it
+/// state the facts.
+const HEADING_FACTOR: f32 = 0.5;
+/// Weight of a query word corrected for a typo: a guess counts a little less than a match.
+const CORRECTED_WEIGHT: f32 = 0.8;
+/// Most hits one chunk yields: a section can hold several separate answers (the directives of
+/// `USER.md`), each quoted on its own.
+const WINDOWS_PER_CHUNK: usize = 4;
+
+impl MemoryIndex {
+    /// The best `limit` hits for `query`. `today` (days since the epoch) feeds the optional
+    /// half-life decay. Call [`Self::refresh`] first to see the latest files.
+    pub fn search(&self, query: &str, limit: usize, today: Option<i64>) -> Vec<LocalHit> {
+        if limit == 0 || self.bm25.is_empty() {
+            return Vec::new();
+        }
+        let query = self.query_terms(query);
+        if query.terms.is_empty() {
+            return Vec::new();
+        }
+        let mut scores = vec![0.0_f32; self.bm25.slots()];
+        let mut held = vec![0.0_f32; self.bm25.slots()];
+        for term in &query.terms {
+            self.bm25
+                .accumulate(term.id, term.weight, &mut scores, &mut held);
+        }
+        // Candidates by how much of the query a chunk holds (IDF-weighted), then BM25: a long
+        // section (the directives of USER.md, a curated MEMORY.md) is not passed over for
+        // being long, since what gets ranked below is a few of its lines, not all of it.
+        let mut candidates: Vec<(ChunkId, f32, f32)> = held
+            .iter()
+            .zip(&scores)
+            .enumerate()
+            .filter(|(_, (h, _))| **h > 0.0)
+            .map(|(i, (h, s))| (ChunkId::try_from(i).unwrap_or(ChunkId::MAX), *h, *s))
+            .collect();
+        let by_weight = |a: &(ChunkId, f32, f32), b: &(ChunkId, f32, f32)| {
+            b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2))
+        };
+        let keep = (limit * CANDIDATES_PER_RESULT).max(MIN_CANDIDATES);
+        if candidates.len() > keep {
+            candidates.select_nth_unstable_by(keep, by_weight);
+            candidates.truncate(keep);
+        }
+
+        let search = Search {
+            index: self,
+            query,
+            span: self.day_span(),
+            today,
+        };
+        let mut ranked: Vec<Ranked> = Vec::new();
+        for (chunk, _, _) in candidates {
+            let info = self.chunk_info[chunk as usize];
+            let Some(file) = self.files[info.file as usize].as_ref() else {
+                continue;
+            };
+            search.rank_windows(file, chunk, info.range, &mut ranked);
+        }
+        ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
+        self.newer_first_on_conflict(&mut ranked, &search.query);
+        // The floor judges how well a window matches, not how old it is: an optional half-life
+        // decay reorders hits but does not make old notes vanish.
+        let best = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max);
+        let best_covered = ranked.iter().map(|r| r.covered).fold(0.0_f32, f32::max);
+        let floor = best * self.ranking.relative_floor;
+        // When no window holds most of the query, the search is a guess: return only the few
+        // best guesses instead of a page of weak ones.
+        let limit = if best_covered < self.ranking.confident_coverage {
+            limit.min(self.ranking.guess_limit)
+        } else {
+            limit
+        };
+
+        let mut hits: Vec<LocalHit> = Vec::with_capacity(limit);
+        let mut repeats: Vec<LocalHit> = Vec::new();
+        let mut quoted: Vec<Vec<TermId>> = Vec::with_capacity(limit);
+        for r in ranked {
+            if r.relevance < floor || r.score < self.ranking.min_score {
+                continue;
+            }
+            let info = self.chunk_info[r.chunk as usize];
+            let Some(file) = self.files[info.file as usize].as_ref() else {
+                continue;
+            };
+            let window = r.window;
+            let overlapping = hits.iter().chain(&repeats).any(|h| {
+                h.path == file.path && h.start_line <= window.end + 1 && window.start < h.end_line
+            });
+            if overlapping {
+                continue;
+            }
+            let hit = LocalHit {
+                path: file.path.clone(),
+                start_line: window.start + 1,
+                end_line: window.end + 1,
+                score: r.score,
+                snippet: snippet::text(window, |i| file.line(i)),
+            };
+            // A routine line logged again and again ("standup: on schedule") is one answer,
+            // not five: near-repeats of a hit already quoted wait until the end.
+            let terms = window_terms(file, window);
+            if quoted.iter().any(|q| near_repeat(q, &terms)) {
+                repeats.push(hit);
+                continue;
+            }
+            quoted.push(terms);
+            hits.push(hit);
+            if hits.len() == limit {
+                break;
+            }
+        }
+        let room = limit - hits.len();
+        hits.extend(repeats.into_iter().take(room));
+        hits
+    }
+
+    /// The query's distinct terms with their weights, and the total IDF of every query word
+    /// (words the notes never use count as the rarest word they do use, so a chunk matching
+    /// only the common half of a query does not pass the coverage floor).
+    fn query_terms(&self, query: &str) -> Query {
+        let mut words: Vec<String> = Vec::new();
+        for word in self.analyzer.terms(query) {
+            if !words.contains(&word) && words.len() < MAX_QUERY_TERMS {
+                words.push(word);
+            }
+        }
+        let unseen_idf = self.bm25.unseen_idf();
+        let mut terms: Vec<Term> = Vec::new();
+        let mut total_idf = 0.0;
+        for word in &words {
+            let (id, weight) = match self.lexicon.lookup(word, &self.bm25) {
+                QueryTerm::Known(id) => (id, 1.0),
+                QueryTerm::Corrected(id) => (id, CORRECTED_WEIGHT),
+                QueryTerm::Unknown => {
+                    total_idf += unseen_idf;
+                    continue;
+                }
+            };
+            if terms.iter().any(|t| t.id == id) {
+                continue;
+            }
+            let idf = self.bm25.idf(id) * weight;
+            total_idf += idf;
+            terms.push(Term { id, weight, idf });
+        }
+        Query {
+            terms,
+            total_idf: total_idf.max(f32::MIN_POSITIVE),
+        }
+    }
+
+    /// When a newer note (or a curated file) states something about the same thing as an older
+    /// note ranked above it — the same most telling query word — and scores nearly as well, it
+    /// is the current fact: it moves above the older one. This is what settles "which is
+    /// current" without a decay that would bury year-old notes.
+    fn newer_first_on_conflict(&self, ranked: &mut [Ranked], query: &Query) {
+        let key = |lines: &[LineMatch]| -> Option<usize> {
+            let mask = lines
+                .iter()
+                .filter(|l| l.factor >= 1.0)
+                .fold(0_u64, |acc, l| acc | l.mask);
+            (0..query.terms.len())
+                .filter(|q| mask & (1 << q) != 0)
+                .max_by(|a, b| query.terms[*a].idf.total_cmp(&query.terms[*b].idf))
+        };
+        let age = |chunk: ChunkId| -> i64 {
+            let file = self.chunk_info[chunk as usize].file;
+            // Curated files (MEMORY.md, USER.md) hold the current state: newest of all.
+            self.files[file as usize]
+                .as_ref()
+                .and_then(|f| f.day)
+                .unwrap_or(i64::MAX)
+        };
+        let idf_of = |mask: u64| -> f32 {
+            query
+                .terms
+                .iter()
+                .enumerate()
+                .filter(|(q, _)| mask & (1 << q) != 0)
+                .map(|(_, t)| t.idf)
+                .sum()
+        };
+        let considered = ranked.len().min(CONFLICT_DEPTH);
+        for j in 1..considered {
+            let mut at = j;
+            while at > 0 {
+                let (older, newer) = (&ranked[at - 1], &ranked[at]);
+                // The newer chunk must hold most of what the older one matched (by IDF): a
+                // note that merely shares one word ("invoices" beside "invoicing PostgreSQL")
+                // is not a replacement.
+                let (old_mask, new_mask) = (chunk_mask(&older.lines), chunk_mask(&newer.lines));
+                let covers = idf_of(old_mask & new_mask) >= idf_of(old_mask) * CONFLICT_OVERLAP;
+                let same_subject =
+                    covers && key(&older.lines).is_some() && key(&older.lines) == key(&newer.lines);
+                let close = newer.relevance >= older.relevance * CONFLICT_SCORE_RATIO;
+                if !(same_subject && close && age(newer.chunk) > age(older.chunk)) {
+                    break;
+                }
+                ranked.swap(at - 1, at);
+                at -= 1;
+            }
+        }
+    }
+
+    /// Each line of a chunk with its query terms and how much it counts.
+    fn line_matches(&self, file: &IndexedFile, range: LineRange, masks: &[u64]) -> Vec<LineMatch> {
+        masks
+            .iter()
+            .enumerate()
+            .map(|(offset, &mask)| {
+                let i = range.start + offset;
+                let factor = if file.superseded.binary_search(&i).is_ok() {
+                    self.ranking.superseded_factor
+                } else if file.line(i).trim_start().starts_with('#') {
+                    HEADING_FACTOR
+                } else {
+                    1.0
+                };
+                LineMatch { mask, factor }
+            })
+            .collect()
+    }
+
+    /// The first and last dated note's day, if any note is dated.
+    fn day_span(&self) -> Option<(i64, i64)> {
+        let mut days = self.files.iter().flatten().filter_map(|f| f.day);
+        let first = days.next()?;
+        Some(days.fold((first, first), |(lo, hi), d| (lo.min(d), hi.max(d))))
+    }
+}
+
+/// One search in progress: the index, the query, and what every window is scored against.
+struct Search<'a> {
+    index: &'a MemoryIndex,
+    query: Query,
+    /// The first and last dated note's day (for the newness factor).
+    span: Option<(i64, i64)>,
+    /// Today, for the optional half-life decay.
+    today: Option<i64>,
+}
+
+impl Search<'_> {
+    /// Ranks the best few windows of one candidate chunk (a bullet with its continuation, a
+    /// short paragraph, a directive) into `out`. A window scores the query weight it holds,
+    /// plus a little for query words elsewhere in its chunk (its section: the heading, the
+    /// neighbouring bullets), times the boosts of [`rank`].
+    fn rank_windows(
+        &self,
+        file: &IndexedFile,
+        chunk: ChunkId,
+        range: LineRange,
+        out: &mut Vec<Ranked>,
+    ) {
+        let (query, ranking) = (&self.query, &self.index.ranking);
+        let masks = locate(file, range, &query.terms);
+        let lines = self.index.line_matches(file, range, &masks);
+        let weights: Vec<f32> = query.terms.iter().map(|t| t.idf).collect();
+        let whole = snippet::window_value(&lines, &weights);
+        // No window holds more than the whole chunk.
+        if whole < ranking.min_coverage * query.total_idf {
+            return;
+        }
+        let newness = newness_factor(ranking, file.day, self.span);
+        let decay = recency_factor(ranking, file.day, self.today);
+        let mut used = vec![false; lines.len()];
+        for _ in 0..WINDOWS_PER_CHUNK {
+            let Some((start, end)) =
+                snippet::best_unit(&lines, &weights, &used, snippet::UNIT_LINES)
+            else {
+                break;
+            };
+            used[start..=end].fill(true);
+            let held = &lines[start..=end];
+            let value = snippet::window_value(held, &weights);
+            let raw = value + ranking.context_weight * (whole - value);
+            let covered = (raw / query.total_idf).min(1.0);
+            if covered < ranking.min_coverage {
+                continue;
+            }
+            let (first, last) = (range.start + start, range.start + end);
+            let present = positions_in(file, first, last, &query.terms);
+            // Every matching line of the window holds a replaced fact.
+            let replaced = !file.superseded.is_empty()
+                && (first..=last)
+                    .filter(|&i| lines[i - range.start].mask != 0)
+                    .all(|i| file.superseded.binary_search(&i).is_ok());
+            let superseded = if replaced {
+                ranking.superseded_factor
+            } else {
+                1.0
+            };
+            let terms = file.term_starts[last + 1] - file.term_starts[first];
+            let relevance = raw
+                * coverage_factor(ranking, covered)
+                * proximity_factor(ranking, &present)
+                * focus_factor(ranking, terms as usize)
+                * newness
+                * superseded;
+            let window = snippet::quoted(
+                LineRange {
+                    start: first,
+                    end: last,
+                },
+                range,
+                |i| file.line(i),
+            );
+            out.push(Ranked {
+                chunk,
+                window,
+                score: relevance * decay,
+                relevance,
+                covered,
+                lines: held.to_vec(),
+            });
+        }
+    }
+}
+
+/// A candidate hit: a few lines of one chunk with their score (`relevance` before the
+/// optional half-life decay) and the share of the query they hold.
+#[derive(Debug)]
+struct Ranked {
+    chunk: ChunkId,
+    /// The lines to quote (0-based, absolute).
+    window: LineRange,
+    score: f32,
+    relevance: f32,
+    covered: f32,
+    /// The window's lines with their query terms.
+    lines: Vec<LineMatch>,
+}
+
+/// A query term matched to the index.
+#[derive(Debug, Clone, Copy)]
+struct Term {
+    id: TermId,
+    /// 1, or less for a typo correction (a guess).
+    weight: f32,
+    /// Its IDF times its weight.
+    idf: f32,
+}
+
+#[derive(Debug)]
+struct Query {
+    terms: Vec<Term>,
+    total_idf: f32,
+}
+
+/// Per line of the chunk, a bit mask of the query terms it holds.
+fn locate(file: &IndexedFile, range: LineRange, terms: &[Term]) -> Vec<u64> {
+    (range.start..=range.end)
+        .map(|i| {
+            let line = &file.terms[file.term_starts[i] as usize..file.term_starts[i + 1] as usize];
+            line.iter().fold(0_u64, |mask, id| {
+                terms
+                    .iter()
+                    .position(|t| t.id == *id)
+                    .map_or(mask, |q| mask | (1 << q))
+            })
+        })
+        .collect()
+}
+
+/// The query terms anywhere in a chunk.
+fn chunk_mask(lines: &[LineMatch]) -> u64 {
+    lines.iter().fold(0, |acc, l| acc | l.mask)
+}
+
+/// Positions (token offsets from the window's first term) of each query term found in lines
+/// `start..=end` of a file, skipping the terms the window lacks.
+fn positions_in(file: &IndexedFile, start: usize, end: usize, terms: &[Term]) -> Vec<Vec<usize>> {
+    let first = file.term_starts[start] as usize;
+    let last = file.term_starts[end + 1] as usize;
+    let mut positions = vec![Vec::new(); terms.len()];
+    for (pos, id) in file.terms[first..last].iter().enumerate() {
+        if let Some(q) = terms.iter().position(|t| t.id == *id) {
+            positions[q].push(pos);
+        }
+    }
+    positions.retain(|p| !p.is_empty());
+    positions
+}
+
+/// The distinct terms of a quoted window, sorted (for spotting near-repeats).
+fn window_terms(file: &IndexedFile, window: LineRange) -> Vec<TermId> {
+    let first = file.term_starts[window.start] as usize;
+    let last = file.term_starts[window.end + 1] as usize;
+    let mut terms = file.terms[first..last].to_vec();
+    terms.sort_unstable();
+    terms.dedup();
+    terms
+}
+
+/// Share of distinct terms two windows must have in common (Jaccard) to be the same routine
+/// line logged twice ("Reminder set for Noor's dentist appointment" and the same for Luis
+/// share 5 of 7). Two versions of a changed fact share far less: the new value is the point.
+const REPEAT_SIMILARITY: f32 = 0.6;
+
+/// Whether two sorted term sets are near-repeats (see [`REPEAT_SIMILARITY`]).
+#[expect(
+    clippy::cast_precision_loss,
+    reason = "term counts of a few lines are tiny"
+)]
+fn near_repeat(a: &[TermId], b: &[TermId]) -> bool {
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0_usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - common;
+    common as f32 >= REPEAT_SIMILARITY * union as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn near_repeats_share_most_of_their_words() {
+        assert!(near_repeat(&[1, 2, 3, 4, 5], &[1, 2, 3, 4, 6]));
+        assert!(!near_repeat(&[1, 2, 3, 4, 5], &[1, 2, 6, 7, 8]));
+        assert!(!near_repeat(&[], &[1]));
+    }
+}
