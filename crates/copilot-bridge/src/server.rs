@@ -10,7 +10,8 @@ use bridge_core::audit::AuditLog;
 use bridge_core::config::Config;
 use bridge_core::confine::Root;
 use bridge_core::sync::lock;
-use bridge_mcp::{Envelope, Identity, ToolError, ToolServer, ToolTable};
+use bridge_mcp::{Envelope, Identity, PolicyShape, ToolError, ToolServer, ToolSpec, ToolTable};
+use rmcp::handler::server::router::tool::ToolRoute;
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::{PermissionDecider, PermissionGate};
@@ -90,7 +91,7 @@ impl BridgeServer {
                 orchestrations: Mutex::new(HashMap::new()),
                 next_orchestration: AtomicU64::new(0),
             }),
-            tools: crate::tools::table(),
+            tools: table(),
         }
     }
 
@@ -188,5 +189,92 @@ impl ToolServer for BridgeServer {
 
     async fn shutdown(&self) {
         BridgeServer::shutdown(self).await;
+    }
+}
+
+type Server = BridgeServer;
+
+/// Every tool of the bridge. A delegated task is judged as a whole by the policy (its text
+/// against the blocked patterns and commands, its directory against the workspace); each step
+/// the agent then takes is judged again when it asks for permission. Delegated tasks run for
+/// minutes, so a client that declares the MCP tasks extension gets them as tasks.
+fn table() -> ToolTable<Server> {
+    ToolTable::new([
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_read_file_tool_attr(),
+                Server::copilot_read_file,
+            ),
+            PolicyShape::read("path", None),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_list_files_tool_attr(),
+                Server::copilot_list_files,
+            ),
+            PolicyShape::read("directory", Some(".")),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_create_file_tool_attr(),
+                Server::copilot_create_file,
+            ),
+            PolicyShape::edit("path"),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_code_task_tool_attr(),
+                Server::copilot_code_task,
+            ),
+            PolicyShape::delegate("workingDir"),
+        )
+        .long_running(),
+        ToolSpec::new(
+            ToolRoute::new(Server::copilot_code_tool_attr(), Server::copilot_code),
+            PolicyShape::delegate("workingDir"),
+        )
+        .long_running(),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_code_verbose_tool_attr(),
+                Server::copilot_code_verbose,
+            ),
+            PolicyShape::delegate("workingDir"),
+        )
+        .long_running(),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_orchestrate_tool_attr(),
+                Server::copilot_orchestrate,
+            ),
+            PolicyShape::delegate("workingDir"),
+        )
+        .long_running(),
+    ])
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_one_row_and_the_readme_documents_it() {
+        let table = table();
+        let names = table.names();
+        assert_eq!(names.len(), 7, "{names:?}");
+        assert_eq!(table.tools().len(), names.len());
+        let readme = include_str!("../../../README.md");
+        for name in &names {
+            assert!(
+                readme.contains(&format!("`{name}`")),
+                "README.md does not document {name}"
+            );
+            let schema = &table.router().get(name).map(|t| t.input_schema.clone());
+            let depth = schema
+                .as_ref()
+                .and_then(|s| s.get("properties"))
+                .and_then(|p| p.get("_depth"));
+            assert!(depth.is_some(), "{name} does not declare _depth");
+        }
     }
 }

@@ -12,7 +12,6 @@ use anyhow::Context;
 use bridge_core::check::{Check, Report};
 use bridge_core::config::Config;
 
-use crate::cli::GlobalArgs;
 use crate::gateway::{Gateway, GatewaySettings};
 use crate::index::MemoryIndex;
 use crate::index::rank::RankOptions;
@@ -24,8 +23,14 @@ const GATEWAY_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Runs the checks, prints the report (JSON with `json`) and returns 0 only when every required
 /// check passed.
-pub(crate) fn run(args: &GlobalArgs, config: &Config, json: bool) -> anyhow::Result<ExitCode> {
-    let checks = bridge_mcp::block_on(checks(args, config)).context("cannot start the runtime")?;
+/// `workspace` is the `--workspace` flag, if given.
+pub(crate) fn run(
+    workspace: Option<&Path>,
+    config: &Config,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let checks =
+        bridge_mcp::block_on(checks(workspace, config)).context("cannot start the runtime")?;
     let report = Report::new(checks);
     let mut out = std::io::stdout().lock();
     if json {
@@ -42,9 +47,9 @@ pub(crate) fn run(args: &GlobalArgs, config: &Config, json: bool) -> anyhow::Res
     })
 }
 
-async fn checks(args: &GlobalArgs, config: &Config) -> Vec<Check> {
+async fn checks(workspace_flag: Option<&Path>, config: &Config) -> Vec<Check> {
     let discovery = discover(DiscoveryInput {
-        flag: args.workspace.as_deref(),
+        flag: workspace_flag,
         env: &config.env,
     });
     let (found, root) = workspace(&discovery);

@@ -95,7 +95,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(&cli.global, &config),
-        Command::Check { json } => crate::check::run(&cli.global, &config, json),
+        Command::Check { json } => {
+            crate::check::run(cli.global.workspace.as_deref(), &config, json)
+        }
     }
 }
 

@@ -16,11 +16,11 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::acp::config::Timeouts;
 use crate::acp::connection::Connection;
 use crate::acp::content::ContentBlock;
 use crate::acp::dispatch::SessionSink;
 use crate::acp::error::AcpError;
-use crate::acp::supervisor::AgentShared;
 use crate::acp::update::{PermissionRecord, StopReason, ToolCall, Update};
 use crate::acp::wire::{
     PromptParams, PromptResponse, SessionIdParams, SessionMode, SetConfigOptionParams,
@@ -150,10 +150,32 @@ pub(crate) struct SessionState {
     pub(crate) closed: bool,
 }
 
+/// A boxed future of a [`SessionHost`] call.
+pub(crate) type HostFuture<'a, T> =
+    std::pin::Pin<Box<dyn Future<Output = Result<T, AcpError>> + Send + 'a>>;
+
+/// What a session needs from the agent that owns it (the supervisor): the running agent's
+/// connection with the session loaded in it, and closing it there. Sessions know nothing else
+/// of the supervisor, which owns them and hands them this.
+pub(crate) trait SessionHost: fmt::Debug + Send + Sync {
+    /// The connection of the agent serving `session` (started, and the session reloaded or
+    /// replaced after a restart, as needed), the session's id there, and its update sink.
+    fn ensure<'a>(
+        &'a self,
+        session: &'a SessionInner,
+    ) -> HostFuture<'a, (Connection, String, Arc<SessionSink>)>;
+
+    /// Closes `session` in the agent, if it is loaded there.
+    fn close<'a>(&'a self, session: &'a SessionInner) -> HostFuture<'a, ()>;
+
+    /// The timeouts of requests to the agent.
+    fn timeouts(&self) -> Timeouts;
+}
+
 /// Shared by the [`Session`] handles and the supervisor.
 #[derive(Debug)]
 pub(crate) struct SessionInner {
-    pub(crate) agent: Arc<AgentShared>,
+    pub(crate) agent: Arc<dyn SessionHost>,
     pub(crate) cwd: PathBuf,
     pub(crate) state: Mutex<SessionState>,
     /// One turn at a time (ACP allows one prompt per session).
@@ -162,7 +184,7 @@ pub(crate) struct SessionInner {
 
 impl SessionInner {
     pub(crate) fn new(
-        agent: Arc<AgentShared>,
+        agent: Arc<dyn SessionHost>,
         cwd: PathBuf,
         id: String,
         generation: u64,
@@ -376,13 +398,13 @@ impl Session {
         // Starting the agent or reloading the session can take seconds; a cancel ends the wait.
         let ensured = match &options.cancel {
             Some(cancel) => tokio::select! {
-                ensured = agent.ensure_session(&self.inner) => ensured,
+                ensured = agent.ensure(&self.inner) => ensured,
                 () = cancel.cancelled() => return Ok(self.cancelled_before_start(Instant::now())),
             },
-            None => agent.ensure_session(&self.inner).await,
+            None => agent.ensure(&self.inner).await,
         };
-        let (live, session_id, sink) = ensured?;
-        let timeouts = agent.config.timeouts;
+        let (connection, session_id, sink) = ensured?;
+        let timeouts = agent.timeouts();
         let timeout = options.timeout.unwrap_or(timeouts.prompt);
         let (seed, notice) = self
             .inner
@@ -405,13 +427,13 @@ impl Session {
         })
         .unwrap_or(Value::Null);
         // The connection's own limit is a backstop; our deadline ends the turn first.
-        let request = live.connection.request(
+        let request = connection.request(
             "session/prompt",
             params,
             timeout + timeouts.cancel_grace + Duration::from_secs(5),
         );
         let (result, ending) = await_answer(
-            &live.connection,
+            &connection,
             &session_id,
             request,
             &running,
@@ -564,7 +586,7 @@ impl Session {
         if self.inner.is_closed() {
             return Ok(());
         }
-        let result = self.inner.agent.close_session(&self.inner).await;
+        let result = self.inner.agent.close(&self.inner).await;
         self.inner.with_state(|s| s.closed = true);
         result
     }
@@ -579,14 +601,14 @@ impl Session {
                 session_id: self.id(),
             });
         }
-        let (live, session_id, _sink) = self.inner.agent.ensure_session(&self.inner).await?;
+        let (connection, session_id, _sink) = self.inner.agent.ensure(&self.inner).await?;
         let (method, params) = build(&session_id);
         let params = params.map_err(|err| AcpError::BadResponse {
             method: method.to_owned(),
             detail: err.to_string(),
         })?;
-        live.connection
-            .request(method, params, self.inner.agent.config.timeouts.request)
+        connection
+            .request(method, params, self.inner.agent.timeouts().request)
             .await
     }
 }

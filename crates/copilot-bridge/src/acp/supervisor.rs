@@ -20,7 +20,7 @@ use crate::acp::dispatch::{Dispatcher, SessionSink};
 use crate::acp::error::AcpError;
 use crate::acp::permission::PermissionGate;
 use crate::acp::process::{AgentProcess, Launch};
-use crate::acp::session::{Session, SessionInner, SessionNotice};
+use crate::acp::session::{HostFuture, Session, SessionHost, SessionInner, SessionNotice};
 use crate::acp::wire::{
     AgentCapabilities, AuthenticateParams, ClientCapabilities, EnvVariable, Implementation,
     InitializeParams, InitializeResponse, ListSessionsParams, ListSessionsResponse,
@@ -132,7 +132,7 @@ impl Agent {
         let (id, sink, setup) = self.shared.open_new(&live, &cwd).await?;
         let modes = setup.modes.map(|m| m.available_modes).unwrap_or_default();
         Ok(self.track(SessionInner::new(
-            Arc::clone(&self.shared),
+            Arc::clone(&self.shared) as Arc<dyn SessionHost>,
             cwd,
             id,
             live.generation,
@@ -152,7 +152,7 @@ impl Agent {
         let (sink, setup) = self.shared.load(&live, session_id, &cwd).await?;
         let modes = setup.modes.map(|m| m.available_modes).unwrap_or_default();
         Ok(self.track(SessionInner::new(
-            Arc::clone(&self.shared),
+            Arc::clone(&self.shared) as Arc<dyn SessionHost>,
             cwd,
             session_id.to_owned(),
             live.generation,
@@ -590,5 +590,25 @@ impl AgentShared {
             .request("session/close", params, self.config.timeouts.request)
             .await
             .map(drop)
+    }
+}
+
+impl SessionHost for AgentShared {
+    fn ensure<'a>(
+        &'a self,
+        session: &'a SessionInner,
+    ) -> HostFuture<'a, (Connection, String, Arc<SessionSink>)> {
+        Box::pin(async move {
+            let (live, id, sink) = self.ensure_session(session).await?;
+            Ok((live.connection.clone(), id, sink))
+        })
+    }
+
+    fn close<'a>(&'a self, session: &'a SessionInner) -> HostFuture<'a, ()> {
+        Box::pin(self.close_session(session))
+    }
+
+    fn timeouts(&self) -> crate::acp::config::Timeouts {
+        self.config.timeouts
     }
 }
