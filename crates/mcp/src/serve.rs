@@ -15,8 +15,10 @@ use crate::handler::{McpServer, ToolServer};
 
 /// How long interrupted calls get to write their partial results after a signal.
 pub const CALL_GRACE: Duration = Duration::from_secs(3);
-/// How long the server's own shutdown (stopping the Copilot CLI, closing links) may take.
-pub const SHUTDOWN_BOUND: Duration = Duration::from_secs(5);
+/// How long the server's own shutdown (stopping the Copilot CLI, closing links) may take. The
+/// bridge's agent shutdown is bounded by its own timeouts (2 s when nothing hangs, about 15 s
+/// when every step waits out its grace); this is the outer bound.
+pub const SHUTDOWN_BOUND: Duration = Duration::from_secs(15);
 /// How long draining the audit log may take.
 pub const AUDIT_DRAIN_BOUND: Duration = Duration::from_secs(2);
 

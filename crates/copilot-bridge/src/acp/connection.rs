@@ -18,6 +18,7 @@ use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
 };
 use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::task::TaskTracker;
 
 use crate::acp::error::{AcpError, INTERNAL_ERROR, RpcError};
 use crate::acp::wire::{Incoming, RequestId};
@@ -59,6 +60,9 @@ struct Inner {
     next_id: AtomicI64,
     /// Why the connection closed, once it has.
     closed: watch::Receiver<Option<String>>,
+    /// The reader, the writer and the answers to the agent's requests: every task this
+    /// connection spawned, awaited by [`Connection::finished`].
+    tasks: TaskTracker,
 }
 
 /// A live JSON-RPC connection to one agent process.
@@ -117,14 +121,16 @@ impl Connection {
     {
         let (outgoing, outgoing_rx) = mpsc::channel(OUTGOING_CAPACITY);
         let (closed_tx, closed) = watch::channel(None);
+        let tasks = TaskTracker::new();
         let inner = Arc::new(Inner {
             outgoing,
             pending: Mutex::new(Some(HashMap::new())),
             next_id: AtomicI64::new(1),
             closed,
+            tasks: tasks.clone(),
         });
-        tokio::spawn(write_loop(writer, outgoing_rx));
-        tokio::spawn(read_loop(
+        tasks.spawn(write_loop(writer, outgoing_rx));
+        tasks.spawn(read_loop(
             reader,
             Arc::clone(&inner),
             inbound,
@@ -138,6 +144,16 @@ impl Connection {
     /// Why the connection closed, or `None` while it is open.
     pub(crate) fn closed_reason(&self) -> Option<String> {
         self.inner.closed.borrow().clone()
+    }
+
+    /// Waits at most `grace` for every task of this connection to end (call it once the
+    /// agent's input is closed and its process stopped: the reader then sees the end of its
+    /// output, and answers in flight are bounded by their own timeout); returns whether all did.
+    pub(crate) async fn finished(&self, grace: Duration) -> bool {
+        self.inner.tasks.close();
+        tokio::time::timeout(grace, self.inner.tasks.wait())
+            .await
+            .is_ok()
     }
 
     /// Resolves when the connection closes, with the reason.
@@ -319,7 +335,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
             Incoming::Request { id, method, params } => {
                 tracing::trace!(target: "acp::wire", %method, ?id, "← request");
                 let handler = inbound.request(method.clone(), params);
-                tokio::spawn(answer(
+                inner.tasks.spawn(answer(
                     id,
                     method,
                     handler,

@@ -169,7 +169,9 @@ impl Agent {
 
     /// Stops the agent: cancels running turns, closes open sessions, closes the agent's input
     /// and waits for it to exit, then SIGTERMs and finally SIGKILLs its process group. Later
-    /// calls fail with [`AcpError::ShutDown`].
+    /// calls fail with [`AcpError::ShutDown`]. Bounded: the turns get one `cancel_grace`, the
+    /// closes one `shutdown_grace`, the process at most three more and the connection's tasks
+    /// one (about 15 s with the default timeouts, 2 s when nothing hangs).
     pub async fn shutdown(&self) -> ShutdownReport {
         self.shared.shut_down.store(true, Ordering::SeqCst);
         let mut report = ShutdownReport::default();
@@ -187,14 +189,20 @@ impl Agent {
         let Some(live) = live else {
             return report;
         };
-        // Let the cancelled turns finish (each holds its session's turn lock until it does).
+        // Let the cancelled turns finish (each holds its session's turn lock until it does),
+        // all within one grace period, however many sessions there are.
+        let turns_deadline = tokio::time::Instant::now() + timeouts.cancel_grace;
         for session in &sessions {
-            let turn = tokio::time::timeout(timeouts.cancel_grace, session.turn.lock()).await;
+            let turn = tokio::time::timeout_at(turns_deadline, session.turn.lock()).await;
             if turn.is_err() {
                 tracing::warn!("a cancelled turn did not finish in time; shutting down anyway");
+                break;
             }
         }
         if live.is_alive() && live.capabilities.session_capabilities.close.is_some() {
+            // Closing is a courtesy (the agent saves the session either way): one grace period
+            // for all of them.
+            let close_deadline = tokio::time::Instant::now() + timeouts.shutdown_grace;
             for session in &sessions {
                 let (id, generation, closed) =
                     session.with_state(|s| (s.id.clone(), s.generation, s.closed));
@@ -203,20 +211,27 @@ impl Agent {
                 }
                 let params = serde_json::to_value(SessionIdParams { session_id: &id })
                     .unwrap_or(Value::Null);
-                match live
+                let close = live
                     .connection
-                    .request("session/close", params, timeouts.request)
-                    .await
-                {
-                    Ok(_) => report.closed_sessions += 1,
-                    Err(err) => {
+                    .request("session/close", params, timeouts.request);
+                match tokio::time::timeout_at(close_deadline, close).await {
+                    Ok(Ok(_)) => report.closed_sessions += 1,
+                    Ok(Err(err)) => {
                         tracing::debug!(session = %id, %err, "session/close failed at shutdown");
+                    }
+                    Err(_) => {
+                        tracing::debug!("no time left to close sessions at shutdown");
+                        break;
                     }
                 }
             }
         }
         live.connection.close_input().await;
         report.exit = Some(live.process.stop(timeouts.shutdown_grace).await);
+        // The process is gone, so its output has ended: the connection's tasks end with it.
+        if !live.connection.finished(timeouts.shutdown_grace).await {
+            tracing::warn!("the agent connection's tasks did not end in time");
+        }
         report
     }
 
