@@ -31,7 +31,7 @@ pub enum Command {
     Serve,
     /// Check that everything is wired up: configuration, policy, audit directory, the Copilot
     /// CLI and its login, the memory server, OpenClaw's workspace and gateway.
-    Validate(crate::validate::ValidateArgs),
+    Validate(crate::commands::validate::ValidateArgs),
     /// Run one task from the terminal: progress on stderr, the result on stdout; Ctrl-C
     /// cancels it.
     Exec(ExecCommand),
@@ -71,7 +71,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Validate(args) = &command {
         // A configuration error is one of the things validate reports, not a reason to stop.
         bridge_core::logging::init_stderr(cli.global.resolve().as_ref().map_or("warn", level));
-        return crate::validate::run(&cli.global, args);
+        return crate::commands::validate::run(&cli.global, args);
     }
     let config = cli.global.resolve().context("invalid configuration")?;
     bridge_core::logging::init_stderr(level(&config));

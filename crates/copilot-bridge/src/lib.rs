@@ -6,7 +6,7 @@
 pub mod acp;
 /// Command-line parsing and subcommand dispatch.
 mod cli;
-/// The subcommands for a person at a terminal: `exec`, `orchestrate`, `redact`.
+/// The subcommands for a person at a terminal: `exec`, `orchestrate`, `redact`, `validate`.
 mod commands;
 /// The flags every subcommand shares.
 mod global_args;
@@ -20,8 +20,6 @@ mod server;
 mod session_store;
 /// The MCP tools, one file per group.
 mod tools;
-/// `copilot-bridge validate`: is everything wired up?
-mod validate;
 
 pub use crate::cli::{Cli, main_entry};
 pub use crate::server::BridgeServer;
