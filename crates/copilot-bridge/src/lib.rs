@@ -13,7 +13,7 @@ mod global_args;
 /// An MCP client wired to the server in the same process (for the terminal subcommands).
 mod in_process;
 /// One delegated task → one finished Copilot turn.
-pub mod runner;
+mod runner;
 /// The MCP server: identity, capabilities and tool routing.
 mod server;
 /// The session store behind `sessionId` continuation.
