@@ -7,8 +7,8 @@ pub(crate) mod exec;
 pub(crate) mod orchestrate;
 /// `copilot-bridge redact`: secrets out of a stream.
 pub(crate) mod redact;
-/// `copilot-bridge validate`: is everything wired up?
-pub(crate) mod validate;
 /// What `exec` and `orchestrate` share: one call through the in-process bridge, progress on
 /// stderr, the result on stdout, Ctrl-C.
 mod terminal;
+/// `copilot-bridge validate`: is everything wired up?
+pub(crate) mod validate;
