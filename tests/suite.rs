@@ -7,6 +7,7 @@ mod bridge_cli;
 mod bridge_code;
 mod bridge_files;
 mod bridge_hooks;
+mod bridge_memory_lookup;
 mod bridge_orchestrate;
 mod bridge_redact;
 mod bridge_shutdown;

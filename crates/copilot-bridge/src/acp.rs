@@ -33,8 +33,8 @@ mod update;
 mod wire;
 
 pub use self::config::{
-    AgentConfig, CopilotLaunch, MEMORY_SERVER_NAME, McpServerConfig, MemoryLaunch, RestartBudget,
-    Timeouts, resolve_program,
+    AgentConfig, CopilotLaunch, MEMORY_SERVER_NAME, McpServerConfig, MemoryLaunch, MemoryNotFound,
+    RestartBudget, Timeouts, resolve_program,
 };
 pub use self::content::ContentBlock;
 pub use self::error::{AcpError, RpcError};

@@ -76,6 +76,8 @@ pub struct TurnReport {
     pub steps: Vec<Step>,
     /// Wall time of the whole call (retries and waiting for the directory included).
     pub elapsed_ms: u64,
+    /// Something the caller should know although the turn ran (the memory server is missing).
+    pub warning: Option<String>,
 }
 
 impl TurnReport {
@@ -95,6 +97,8 @@ pub struct Runner {
     sessions: Mutex<HashMap<String, Session>>,
     dirs: Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>,
     store: Arc<Mutex<Option<SessionStore>>>,
+    /// The memory server every session gets, looked up once; the error when it is missing.
+    memory: std::sync::OnceLock<Result<MemoryLaunch, String>>,
 }
 
 impl Runner {
@@ -109,7 +113,22 @@ impl Runner {
             sessions: Mutex::new(HashMap::new()),
             dirs: Mutex::new(HashMap::new()),
             store: Arc::new(Mutex::new(None)),
+            memory: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The memory server sessions get, or why there is none (said once in the log, at the
+    /// first session, and in every result).
+    fn memory(&self) -> Result<&MemoryLaunch, &str> {
+        self.memory
+            .get_or_init(|| {
+                MemoryLaunch::locate(&self.config.env).map_err(|err| {
+                    tracing::warn!("Copilot sessions run without OpenClaw's memory: {err}");
+                    format!("Copilot ran without OpenClaw's memory: {err}")
+                })
+            })
+            .as_ref()
+            .map_err(String::as_str)
     }
 
     /// Stops the agent if it was started (cancels running turns, closes sessions).
@@ -132,9 +151,7 @@ impl Runner {
     async fn agent(&self) -> Result<&Agent, AcpError> {
         self.agent
             .get_or_try_init(|| async {
-                let memory = MemoryLaunch::beside_current_exe()
-                    .ok()
-                    .filter(|m| m.program.is_file());
+                let memory = self.memory().ok().cloned();
                 let launch = CopilotLaunch::from_config(&self.config, self.root.clone(), memory);
                 let state_dir = launch.state_dir.clone();
                 let config = tokio::task::spawn_blocking(move || launch.build())
@@ -206,6 +223,7 @@ impl Runner {
             working_dir,
             steps,
             elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            warning: self.memory().err().map(str::to_owned),
         })
     }
 

@@ -131,17 +131,64 @@ pub struct MemoryLaunch {
     pub args: Vec<String>,
 }
 
+/// The memory server's executable name.
+const MEMORY_PROGRAM: &str = "openclaw-memory";
+
 impl MemoryLaunch {
-    /// `openclaw-memory` next to the running `copilot-bridge` executable (`current_exe`), the
-    /// default: both binaries are installed side by side.
-    pub fn beside_current_exe() -> std::io::Result<Self> {
-        let exe = std::env::current_exe()?;
-        let dir = exe.parent().unwrap_or_else(|| Path::new("."));
-        Ok(Self {
-            program: dir.join("openclaw-memory"),
-            args: Vec::new(),
-        })
+    /// Finds `openclaw-memory`: beside the running `copilot-bridge` executable (both are built
+    /// and installed side by side), then on `PATH`, then at `OPENCLAW_MEMORY_BIN`. When none
+    /// exists, the error says where it looked and how to fix it.
+    pub fn locate(env: &bridge_core::config::EnvLayer) -> Result<Self, MemoryNotFound> {
+        let mut looked = Vec::new();
+        let mut candidates = Vec::new();
+        match std::env::current_exe() {
+            Ok(exe) => candidates.push(
+                exe.parent()
+                    .unwrap_or_else(|| Path::new("."))
+                    .join(MEMORY_PROGRAM),
+            ),
+            Err(err) => looked.push(format!("beside copilot-bridge (unknown: {err})")),
+        }
+        let on_path: Vec<PathBuf> = env
+            .get("PATH")
+            .map(|path| {
+                std::env::split_paths(path)
+                    .map(|dir| dir.join(MEMORY_PROGRAM))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if on_path.is_empty() {
+            looked.push("PATH (not set)".to_owned());
+        }
+        candidates.extend(on_path);
+        match env.get("OPENCLAW_MEMORY_BIN").filter(|v| !v.is_empty()) {
+            Some(bin) => candidates.push(PathBuf::from(bin)),
+            None => looked.push("OPENCLAW_MEMORY_BIN (not set)".to_owned()),
+        }
+        for candidate in candidates {
+            if candidate.is_file() {
+                return Ok(Self {
+                    program: candidate,
+                    args: Vec::new(),
+                });
+            }
+            looked.push(candidate.display().to_string());
+        }
+        Err(MemoryNotFound { looked })
     }
+}
+
+/// `openclaw-memory` is nowhere the bridge looks.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "openclaw-memory was not found (looked in: {}); build both servers with `cargo build \
+     --release --bins` and keep them side by side, put openclaw-memory on PATH, or set \
+     OPENCLAW_MEMORY_BIN",
+    looked.join("; ")
+)]
+pub struct MemoryNotFound {
+    /// Every place looked at, in order.
+    pub looked: Vec<String>,
 }
 
 /// Variables passed to the CLI as they are, when set: what a node program needs to run
@@ -211,7 +258,7 @@ pub struct CopilotLaunch {
 impl CopilotLaunch {
     /// Fills a launch from the bridge's configuration. `cwd` is the process's working
     /// directory; `memory` is the memory server to give every session (see
-    /// [`MemoryLaunch::beside_current_exe`]).
+    /// [`MemoryLaunch::locate`]).
     pub fn from_config(config: &Config, cwd: PathBuf, memory: Option<MemoryLaunch>) -> Self {
         let env = &config.env;
         let mut passthrough: Vec<(String, String)> = PASSTHROUGH
@@ -419,6 +466,43 @@ fn is_executable(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_memory_server_is_found_on_path_then_by_variable_or_said_missing() -> anyhow::Result<()> {
+        use bridge_core::config::EnvLayer;
+        let dir = tempfile::TempDir::new()?;
+        let (on_path, elsewhere) = (dir.path().join("bin"), dir.path().join("other"));
+        std::fs::create_dir_all(&on_path)?;
+        std::fs::create_dir_all(&elsewhere)?;
+        let env = |vars: &[(&str, &Path)]| {
+            EnvLayer::from_maps(
+                vars.iter()
+                    .map(|(k, v)| ((*k).to_owned(), v.display().to_string())),
+                [],
+            )
+        };
+        // Nothing anywhere (the test binary has no openclaw-memory beside it).
+        let missing = MemoryLaunch::locate(&env(&[("PATH", &on_path)]));
+        let err = missing.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("OPENCLAW_MEMORY_BIN (not set)"), "{err}");
+        assert!(err.contains("cargo build --release --bins"), "{err}");
+        // By variable.
+        let variable = elsewhere.join("openclaw-memory");
+        std::fs::write(&variable, "")?;
+        let found = MemoryLaunch::locate(&env(&[
+            ("PATH", &on_path),
+            ("OPENCLAW_MEMORY_BIN", &variable),
+        ]))?;
+        assert_eq!(found.program, variable);
+        // PATH comes before the variable.
+        std::fs::write(on_path.join("openclaw-memory"), "")?;
+        let found = MemoryLaunch::locate(&env(&[
+            ("PATH", &on_path),
+            ("OPENCLAW_MEMORY_BIN", &variable),
+        ]))?;
+        assert_eq!(found.program, on_path.join("openclaw-memory"));
+        Ok(())
+    }
     use bridge_core::config::{EnvLayer, Overrides};
     use pretty_assertions::assert_eq;
 

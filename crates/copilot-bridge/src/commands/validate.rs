@@ -282,9 +282,7 @@ async fn agent(config: &Config, prompt: bool) -> Vec<Check> {
 
 async fn agent_checks(config: &Config, scratch: &Path, prompt: bool) -> Vec<Check> {
     let mut checks = Vec::new();
-    let memory = MemoryLaunch::beside_current_exe()
-        .ok()
-        .filter(|m| m.program.is_file());
+    let memory = MemoryLaunch::locate(&config.env).ok();
     let launch = CopilotLaunch::from_config(config, scratch.to_path_buf(), memory);
     let agent_config = match launch.build() {
         Ok(agent_config) => agent_config,
@@ -426,21 +424,18 @@ async fn round_trip(session: &crate::acp::Session) -> Check {
 /// Spawns `openclaw-memory` the way sessions get it and lists its tools; returns the check and
 /// the program, when one was found.
 async fn memory_server(config: &Config) -> (Check, Option<PathBuf>) {
-    let program = match MemoryLaunch::beside_current_exe() {
-        Ok(launch) if launch.program.is_file() => launch.program,
-        Ok(launch) => {
-            let check = Check::fail(
-                "memory server",
-                format!("{} does not exist", launch.program.display()),
-                "install openclaw-memory next to copilot-bridge (cargo build builds both)",
-            );
-            return (check, None);
-        }
+    let program = match MemoryLaunch::locate(&config.env) {
+        Ok(launch) => launch.program,
         Err(err) => {
             let check = Check::fail(
                 "memory server",
-                format!("cannot find the running executable: {err}"),
-                "install openclaw-memory next to copilot-bridge",
+                format!(
+                    "not found (looked in: {}); Copilot sessions would run without OpenClaw's \
+                     memory",
+                    err.looked.join("; ")
+                ),
+                "build both servers (`cargo build --release --bins`) and keep openclaw-memory \
+                 beside copilot-bridge, put it on PATH, or set OPENCLAW_MEMORY_BIN",
             );
             return (check, None);
         }

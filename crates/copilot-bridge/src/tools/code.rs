@@ -151,6 +151,10 @@ pub struct TaskResult {
     /// The step-by-step log (`copilot_code_verbose` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steps: Option<Vec<Step>>,
+    /// Something to know although the task ran, e.g. that Copilot had no access to OpenClaw's
+    /// memory because the memory server is missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 impl TaskResult {
@@ -177,6 +181,7 @@ impl TaskResult {
             working_dir: report.working_dir.display().to_string(),
             notice: outcome.notice.as_ref().map(ToString::to_string),
             steps: verbose.then(|| report.steps.clone()),
+            warning: report.warning.clone(),
         }
     }
 
@@ -261,6 +266,9 @@ pub fn render_markdown(result: &TaskResult, limit: usize) -> String {
         tail.push_str("\n\n**Cancelled**: the output above is partial.");
     } else if !result.success() {
         let _ = write!(tail, "\n\n**Stopped**: {}", result.stop_reason);
+    }
+    if let Some(warning) = &result.warning {
+        let _ = write!(tail, "\n\n**Warning**: {warning}");
     }
     let _ = write!(
         tail,
@@ -424,6 +432,25 @@ impl BridgeServer {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_warning_is_in_the_markdown_and_the_structured_result() {
+        let mut warned = result("done", "end_turn", false);
+        warned.warning = Some("Copilot ran without OpenClaw's memory: not found".into());
+        let text = render_markdown(&warned, 10_000);
+        assert!(
+            text.contains("**Warning**: Copilot ran without OpenClaw's memory"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("Success: yes | Elapsed: 1.2s | Session: s-1"),
+            "{text}"
+        );
+        let value = serde_json::to_value(&warned).unwrap_or_default();
+        assert!(value["warning"].is_string(), "{value}");
+        let quiet = serde_json::to_value(result("done", "end_turn", false)).unwrap_or_default();
+        assert!(quiet.get("warning").is_none(), "{quiet}");
+    }
+
     fn result(text: &str, stop: &str, timed_out: bool) -> TaskResult {
         TaskResult {
             session_id: "s-1".into(),
@@ -453,6 +480,7 @@ mod tests {
                 allowed: true,
                 reason: "inside the workspace".into(),
             }]),
+            warning: None,
         }
     }
 
