@@ -35,7 +35,8 @@ Ctrl-D to quit.",
 #[derive(Debug, Clone)]
 pub struct BridgeServer {
     shared: Arc<Shared>,
-    tools: ToolTable<Self>,
+    /// Built on first use (listing or calling a tool), not before the handshake.
+    tools: Arc<OnceLock<ToolTable<Self>>>,
 }
 
 #[derive(Debug)]
@@ -91,7 +92,7 @@ impl BridgeServer {
                 orchestrations: Mutex::new(HashMap::new()),
                 next_orchestration: AtomicU64::new(0),
             }),
-            tools: table(),
+            tools: Arc::new(OnceLock::new()),
         }
     }
 
@@ -159,7 +160,7 @@ impl BridgeServer {
 
     /// The tools this server offers, as listed to clients.
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
-        self.tools.tools()
+        self.tool_table().tools()
     }
 
     /// The workspace root, opened on first use.
@@ -174,9 +175,10 @@ impl BridgeServer {
 
 impl ToolServer for BridgeServer {
     const IDENTITY: Identity = IDENTITY;
+    const LONG_RUNNING_TOOLS: bool = true;
 
     fn tool_table(&self) -> &ToolTable<Self> {
-        &self.tools
+        self.tools.get_or_init(table)
     }
 
     fn envelope(&self) -> &Envelope {
@@ -263,6 +265,10 @@ mod table_tests {
         let names = table.names();
         assert_eq!(names.len(), 7, "{names:?}");
         assert_eq!(table.tools().len(), names.len());
+        assert_eq!(
+            table.has_long_running(),
+            <BridgeServer as ToolServer>::LONG_RUNNING_TOOLS
+        );
         let readme = include_str!("../../../README.md");
         for name in &names {
             assert!(

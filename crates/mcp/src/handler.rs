@@ -37,6 +37,10 @@ pub trait ToolServer: Clone + Send + Sync + 'static {
     /// Who the server is.
     const IDENTITY: Identity;
 
+    /// Whether some tool is long-running (see `ToolSpec::long_running`): the server then offers
+    /// the MCP tasks extension. A constant, so answering the handshake needs no tool table.
+    const LONG_RUNNING_TOOLS: bool = false;
+
     /// The server's tools.
     fn tool_table(&self) -> &ToolTable<Self>;
 
@@ -130,7 +134,7 @@ impl<S: ToolServer> McpServer<S> {
 impl<S: ToolServer> ServerHandler for McpServer<S> {
     fn get_info(&self) -> ServerConfig {
         let identity = S::IDENTITY;
-        let capabilities = if self.server.tool_table().has_long_running() {
+        let capabilities = if S::LONG_RUNNING_TOOLS {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tasks()

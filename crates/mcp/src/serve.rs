@@ -95,7 +95,9 @@ async fn serve_until_stopped<S: ToolServer>(
     // The expensive matchers (the policy's built-in rules, the redactor) are built on first
     // use; build them now, off the protocol's threads, so the first call does not wait for them.
     let policy = server.envelope().policy();
+    let tables = server.clone();
     drop(tokio::task::spawn_blocking(move || {
+        tables.tool_table();
         policy.prepare();
         bridge_core::redact::Redactor::shared();
     }));

@@ -2,7 +2,7 @@
 //! share (the workspace service and the optional gateway link). Every call passes through the
 //! envelope (depth check, audit, redaction); the `ServerHandler` is `bridge_mcp::McpServer`.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bridge_mcp::{Envelope, Identity, PolicyShape, ToolServer, ToolSpec, ToolTable};
 use rmcp::handler::server::router::tool::ToolRoute;
@@ -28,7 +28,8 @@ pub struct MemoryServer {
     service: Arc<MemoryService>,
     gateway: Option<Gateway>,
     envelope: Arc<Envelope>,
-    tools: ToolTable<Self>,
+    /// Built on first use (listing or calling a tool), not before the handshake.
+    tools: Arc<OnceLock<ToolTable<Self>>>,
 }
 
 impl MemoryServer {
@@ -39,7 +40,7 @@ impl MemoryServer {
             service,
             gateway,
             envelope: Arc::new(envelope),
-            tools: table(),
+            tools: Arc::new(OnceLock::new()),
         }
     }
 
@@ -56,7 +57,7 @@ impl MemoryServer {
     /// The tools this server offers, as listed to clients.
     #[cfg(test)]
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
-        self.tools.tools()
+        self.tool_table().tools()
     }
 }
 
@@ -84,7 +85,7 @@ impl ToolServer for MemoryServer {
     const IDENTITY: Identity = IDENTITY;
 
     fn tool_table(&self) -> &ToolTable<Self> {
-        &self.tools
+        self.tools.get_or_init(table)
     }
 
     fn envelope(&self) -> &Envelope {
@@ -140,6 +141,10 @@ mod table_tests {
         let table = super::table();
         let readme = include_str!("../../../README.md");
         assert_eq!(table.names().len(), 3);
+        assert_eq!(
+            table.has_long_running(),
+            <super::MemoryServer as bridge_mcp::ToolServer>::LONG_RUNNING_TOOLS
+        );
         for name in table.names() {
             assert!(
                 readme.contains(&format!("`{name}`")),
