@@ -158,6 +158,12 @@ impl SessionSink {
         self.with_state(|s| s.mode.clone())
     }
 
+    /// Records a mode the agent accepted (its `current_mode_update` may arrive after the
+    /// answer to `session/set_mode`, and would say the same).
+    pub(crate) fn set_mode(&self, mode: String) {
+        self.with_state(|s| s.mode = Some(mode));
+    }
+
     /// How many message chunks a `session/load` replayed.
     pub(crate) fn replayed_messages(&self) -> usize {
         self.with_state(|s| s.replayed_messages)

@@ -539,8 +539,11 @@ impl Session {
                 }),
             )
         })
-        .await
-        .map(drop)
+        .await?;
+        // The agent accepted it: the mode is current now, whenever its own notice arrives.
+        let sink = self.inner.with_state(|s| Arc::clone(&s.sink));
+        sink.set_mode(mode_id);
+        Ok(())
     }
 
     /// Switches the session's model.
