@@ -10,6 +10,7 @@ mod bridge_hooks;
 mod bridge_memory_lookup;
 mod bridge_orchestrate;
 mod bridge_redact;
+mod bridge_sessions;
 mod bridge_shutdown;
 mod bridge_tasks;
 mod config_examples;

@@ -58,6 +58,11 @@ fn openclaw_lists_every_tool_of_both_servers_without_diagnostics() -> anyhow::Re
                 "copilot_list_files",
                 "copilot_orchestrate",
                 "copilot_read_file",
+                "copilot_session_list",
+                "copilot_session_live",
+                "copilot_session_query",
+                "copilot_session_start",
+                "copilot_session_stop",
             ][..],
         ),
         (

@@ -12,6 +12,8 @@ mod commands;
 mod global_args;
 /// An MCP client wired to the server in the same process (for the terminal subcommands).
 mod in_process;
+/// Long-lived Copilot sessions and their event queues (`copilot_session_*`).
+mod live;
 /// One delegated task → one finished Copilot turn.
 mod runner;
 /// The MCP server: identity, capabilities and tool routing.

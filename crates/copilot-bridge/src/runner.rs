@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::acp::{
     AcpError, Agent, ContentBlock, CopilotLaunch, MemoryLaunch, PermissionGate, PromptOptions,
-    PromptOutcome, Session, Usage,
+    PromptOutcome, Session, Update, Usage,
 };
 use crate::session_store::{SessionRecord, SessionStore};
 
@@ -50,6 +50,9 @@ pub struct TaskRequest {
     /// Whether the task takes its directory for itself, or runs beside others that a holder of
     /// [`Runner::hold_directory`] (an orchestration) has let in.
     pub access: DirAccess,
+    /// Receives every update of the turn as it arrives, in order (the long-lived session
+    /// tools turn them into events).
+    pub updates: Option<mpsc::UnboundedSender<Update>>,
 }
 
 /// How a task shares its working directory.
@@ -227,6 +230,72 @@ impl Runner {
         })
     }
 
+    /// Opens a new session in `working_dir` (inside the workspace), switched to `model` when
+    /// given, and records it in the session store; returns its id. The agent starts here if
+    /// no task started it yet.
+    pub async fn open(
+        &self,
+        working_dir: &Path,
+        model: Option<String>,
+        cancel: &CancellationToken,
+    ) -> Result<String, RunError> {
+        let working_dir = self.resolve_dir(&working_dir.to_string_lossy())?;
+        let request = TaskRequest {
+            prompt: "(long-lived session)".to_owned(),
+            working_dir: None,
+            timeout: Duration::from_millis(self.config.timeout_ms),
+            session_id: None,
+            model,
+            access: DirAccess::Exclusive,
+            updates: None,
+        };
+        let policy = RetryPolicy {
+            max_retries: self.config.max_retries,
+            ..RetryPolicy::default()
+        };
+        let session = retry::retry(&policy, cancel, || {
+            self.open_session(None, &working_dir, &request)
+        })
+        .await
+        .map_err(|e| match e {
+            RetryError::Cancelled { .. } => RunError::Cancelled,
+            RetryError::Aborted {
+                source: Attempt::Agent(err @ (AcpError::NotFound { .. } | AcpError::Spawn { .. })),
+                ..
+            } => RunError::Launch(err),
+            other => RunError::Agent(other),
+        })?;
+        if let Some(model) = request
+            .model
+            .as_ref()
+            .filter(|m| Some(*m) != self.config.model.as_ref())
+        {
+            session.set_model(model).await.map_err(|e| {
+                RunError::Agent(RetryError::Aborted {
+                    attempts: 1,
+                    source: Attempt::Agent(e),
+                })
+            })?;
+        }
+        Ok(session.id())
+    }
+
+    /// Closes the open session `id` on the agent's side (cancelling its running turn) and
+    /// forgets it in this process; its record stays in the store, so a later task can still
+    /// reload it. Returns whether it was open here.
+    pub async fn close(&self, id: &str) -> bool {
+        let Some(session) = lock(&self.sessions).remove(id) else {
+            return false;
+        };
+        let timeout = Duration::from_secs(10);
+        match tokio::time::timeout(timeout, session.close()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => tracing::debug!(session = id, %err, "closing the session failed"),
+            Err(_) => tracing::warn!(session = id, "closing the session timed out"),
+        }
+        true
+    }
+
     /// The session record to continue (if any) and the directory the task runs in.
     async fn target(
         &self,
@@ -276,7 +345,7 @@ impl Runner {
             }
             None => (None, None),
         };
-        let relay = tokio::spawn(relay(rx, messages));
+        let relay = tokio::spawn(relay(rx, messages, request.updates.clone()));
         let deadline = Instant::now() + request.timeout;
         let outcome = retry::retry(policy, cancel, || {
             let options = PromptOptions {
@@ -286,11 +355,15 @@ impl Runner {
             };
             let session = session.clone();
             let blocks = vec![ContentBlock::text(prompt.clone())];
+            let updates = tx.clone();
             async move {
-                let outcome = session
-                    .prompt(blocks, options)
-                    .await
-                    .map_err(Attempt::Agent)?;
+                let outcome = match session.prompt(blocks, options).await {
+                    Ok(outcome) => outcome,
+                    Err(err) => {
+                        let _ = updates.send(Update::Interrupted(err.to_string()));
+                        return Err(Attempt::Agent(err));
+                    }
+                };
                 match model_failure(&outcome) {
                     Some(message) => Err(Attempt::Model {
                         message,

@@ -15,6 +15,7 @@ use rmcp::handler::server::router::tool::ToolRoute;
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::{PermissionDecider, PermissionGate};
+use crate::live::LiveSessions;
 use crate::runner::Runner;
 
 /// Who the bridge is.
@@ -48,7 +49,9 @@ struct Shared {
     workspace_path: PathBuf,
     workspace: OnceLock<Root>,
     /// Runs delegated tasks on the shared Copilot CLI (started by the first task).
-    runner: Runner,
+    runner: Arc<Runner>,
+    /// The long-lived sessions (`copilot_session_*`), on the same runner.
+    live: Arc<LiveSessions>,
     /// Orchestrations running now, so [`BridgeServer::interrupt`] can stop them.
     orchestrations: Mutex<HashMap<u64, CancellationToken>>,
     next_orchestration: AtomicU64,
@@ -81,7 +84,12 @@ impl BridgeServer {
     pub fn new(config: Config, workspace_path: PathBuf, envelope: Envelope) -> Self {
         // The agent's own permission requests go through the same policy as the calls.
         let gate = PermissionGate::new(envelope.policy() as Arc<dyn PermissionDecider>);
-        let runner = Runner::new(config.clone(), workspace_path.clone(), gate);
+        let runner = Arc::new(Runner::new(config.clone(), workspace_path.clone(), gate));
+        let live = LiveSessions::new(
+            Arc::clone(&runner),
+            std::time::Duration::from_millis(config.timeout_ms),
+            std::time::Duration::from_millis(config.session_idle_ms),
+        );
         Self {
             shared: Arc::new(Shared {
                 config,
@@ -89,6 +97,7 @@ impl BridgeServer {
                 workspace_path,
                 workspace: OnceLock::new(),
                 runner,
+                live,
                 orchestrations: Mutex::new(HashMap::new()),
                 next_orchestration: AtomicU64::new(0),
             }),
@@ -124,9 +133,15 @@ impl BridgeServer {
         &self.shared.runner
     }
 
-    /// Stops the Copilot CLI if a task started it: running tasks are cancelled and sessions
-    /// closed. Call once the MCP service has stopped.
+    /// The long-lived sessions.
+    pub(crate) fn live(&self) -> &Arc<LiveSessions> {
+        &self.shared.live
+    }
+
+    /// Stops the Copilot CLI if a task started it: long-lived sessions are stopped, running
+    /// tasks cancelled and sessions closed. Call once the MCP service has stopped.
     pub async fn shutdown(&self) {
+        self.shared.live.shutdown().await;
         self.shared.runner.shutdown().await;
     }
 
@@ -252,6 +267,41 @@ fn table() -> ToolTable<Server> {
             PolicyShape::delegate("workingDir"),
         )
         .long_running(),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_session_start_tool_attr(),
+                Server::copilot_session_start,
+            ),
+            PolicyShape::delegate("workingDirectory"),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_session_query_tool_attr(),
+                Server::copilot_session_query,
+            ),
+            PolicyShape::converse(),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_session_live_tool_attr(),
+                Server::copilot_session_live,
+            ),
+            PolicyShape::read_only(),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_session_stop_tool_attr(),
+                Server::copilot_session_stop,
+            ),
+            PolicyShape::read_only(),
+        ),
+        ToolSpec::new(
+            ToolRoute::new(
+                Server::copilot_session_list_tool_attr(),
+                Server::copilot_session_list,
+            ),
+            PolicyShape::read_only(),
+        ),
     ])
 }
 
@@ -263,7 +313,7 @@ mod table_tests {
     fn every_tool_has_one_row_and_the_readme_documents_it() {
         let table = table();
         let names = table.names();
-        assert_eq!(names.len(), 7, "{names:?}");
+        assert_eq!(names.len(), 12, "{names:?}");
         assert_eq!(table.tools().len(), names.len());
         assert_eq!(
             table.has_long_running(),

@@ -7,3 +7,5 @@ pub(crate) mod code;
 pub(crate) mod files;
 /// `copilot_orchestrate`.
 pub(crate) mod orchestrate;
+/// `copilot_session_start`, `_query`, `_live`, `_stop`, `_list`.
+pub(crate) mod session;

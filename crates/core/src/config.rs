@@ -48,6 +48,8 @@ pub const DEFAULT_OUTPUT_LIMIT_BYTES: usize = 10 * 1024;
 pub const MIN_OUTPUT_LIMIT_BYTES: usize = 1024;
 /// Default timeout of one delegated task: two minutes, as in the original design.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// A long-lived session idle this long (no query, no read) is stopped: 30 minutes.
+pub const DEFAULT_SESSION_IDLE_MS: u64 = 30 * 60 * 1000;
 /// Base URL used for the `ollama` provider when none is given: Ollama's OpenAI-compatible API.
 pub const DEFAULT_OLLAMA_BASE_URL: &str = "http://127.0.0.1:11434/v1";
 
@@ -392,6 +394,8 @@ pub struct Config {
     pub output_limit_bytes: usize,
     /// Default timeout of a delegated task, in milliseconds.
     pub timeout_ms: u64,
+    /// A long-lived session idle this long is stopped, in milliseconds.
+    pub session_idle_ms: u64,
     /// Workspace root for the file tools; `None` means the server's working directory.
     pub workspace: Option<PathBuf>,
     /// The bridge's own state (sessions, device identity): `~/.copilot-bridge` by default.
@@ -494,18 +498,12 @@ impl Config {
                 })
                 .transpose()?
                 .unwrap_or(DEFAULT_OUTPUT_LIMIT_BYTES),
-            timeout_ms: env
-                .get("COPILOT_BRIDGE_TIMEOUT_MS")
-                .map(|v| {
-                    parse_number(
-                        "COPILOT_BRIDGE_TIMEOUT_MS",
-                        v,
-                        1,
-                        "milliseconds, an integer ≥ 1",
-                    )
-                })
-                .transpose()?
-                .unwrap_or(DEFAULT_TIMEOUT_MS),
+            timeout_ms: millis(&env, "COPILOT_BRIDGE_TIMEOUT_MS", DEFAULT_TIMEOUT_MS)?,
+            session_idle_ms: millis(
+                &env,
+                "COPILOT_BRIDGE_SESSION_IDLE_MS",
+                DEFAULT_SESSION_IDLE_MS,
+            )?,
             workspace: workspace.or_else(|| env.get("COPILOT_BRIDGE_WORKSPACE").map(PathBuf::from)),
             state_dir,
             inherited_depth: env.get(DEPTH_ENV).map(str::to_owned),
@@ -580,6 +578,14 @@ fn invalid(variable: &str, value: &str, expected: &str) -> ConfigError {
     }
 }
 
+/// A duration variable in milliseconds (≥ 1), or `default` when unset.
+fn millis(env: &EnvLayer, variable: &str, default: u64) -> Result<u64, ConfigError> {
+    env.get(variable)
+        .map(|v| parse_number(variable, v, 1, "milliseconds, an integer ≥ 1"))
+        .transpose()
+        .map(|v| v.unwrap_or(default))
+}
+
 fn parse_number<T>(variable: &str, value: &str, min: T, expected: &str) -> Result<T, ConfigError>
 where
     T: std::str::FromStr + PartialOrd + Copy,
@@ -630,6 +636,7 @@ mod tests {
         assert_eq!(config.max_depth, 3);
         assert_eq!(config.output_limit_bytes, 10 * 1024);
         assert_eq!(config.timeout_ms, 120_000);
+        assert_eq!(config.session_idle_ms, 1_800_000);
         assert_eq!(config.log_level, LogLevel::Info);
         assert!(config.byok.is_none() && config.github_token.is_none());
         Ok(())

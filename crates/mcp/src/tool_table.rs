@@ -72,6 +72,17 @@ impl PolicyShape {
         }
     }
 
+    /// Hands more work to an agent session that already has its directory (a query to a
+    /// long-lived session): `Other`, so the task text meets the command rules and blocked
+    /// patterns, with no path of its own.
+    pub const fn converse() -> Self {
+        Self {
+            kind: ActionKind::Other,
+            path_argument: None,
+            default_path: None,
+        }
+    }
+
     /// The shape of one call with `arguments`.
     pub fn describe(&self, arguments: &JsonObject) -> CallShape {
         let paths = self
@@ -167,7 +178,11 @@ impl<S: Send + Sync + 'static> ToolTable<S> {
                 long_running.push(name.clone());
             }
             let mut schema = route.attr.input_schema.as_ref().clone();
-            if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+            // A tool without arguments may have no `properties` yet.
+            if let Value::Object(properties) = schema
+                .entry("properties")
+                .or_insert_with(|| Value::Object(serde_json::Map::new()))
+            {
                 properties.insert(DEPTH_ARGUMENT.to_owned(), depth.clone());
             }
             route.attr.input_schema = Arc::new(schema);

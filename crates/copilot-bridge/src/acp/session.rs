@@ -409,11 +409,7 @@ impl Session {
         let (seed, notice) = self
             .inner
             .with_state(|s| (s.pending_seed.take(), s.pending_notice.take()));
-        let mut blocks = Vec::with_capacity(prompt.len() + 1);
-        if let Some(seed) = &seed {
-            blocks.push(ContentBlock::text(seed));
-        }
-        blocks.extend_from_slice(prompt);
+        let blocks = seeded(seed.as_deref(), prompt, options.updates.as_ref());
 
         let running = options
             .cancel
@@ -614,6 +610,24 @@ impl Session {
             .request(method, params, self.inner.agent.timeouts().request)
             .await
     }
+}
+
+/// The prompt as sent: the replacement's summary first, when one is pending (and announced to
+/// the caller's live stream as a prompt the bridge generated).
+fn seeded(
+    seed: Option<&str>,
+    prompt: &[ContentBlock],
+    updates: Option<&mpsc::UnboundedSender<Update>>,
+) -> Vec<ContentBlock> {
+    let mut blocks = Vec::with_capacity(prompt.len() + 1);
+    if let Some(seed) = seed {
+        blocks.push(ContentBlock::text(seed));
+        if let Some(updates) = updates {
+            let _ = updates.send(Update::GeneratedPrompt(seed.to_owned()));
+        }
+    }
+    blocks.extend_from_slice(prompt);
+    blocks
 }
 
 #[cfg(test)]

@@ -253,6 +253,12 @@ pub enum Update {
     ConfigOptions(Vec<Value>),
     /// The bridge answered a permission request.
     Permission(PermissionRecord),
+    /// A prompt the bridge itself sent into the session (the summary that seeds a replacement
+    /// session after a crash), before the caller's own prompt.
+    GeneratedPrompt(String),
+    /// The turn was interrupted by a failure of the agent (it died, or stopped answering); the
+    /// caller may retry it. Not a wire update: the bridge adds it to the stream.
+    Interrupted(String),
     /// An update this client cannot read, kept whole.
     Unknown {
         /// The `sessionUpdate` value (empty when missing).
@@ -371,6 +377,8 @@ impl Update {
             Self::CurrentMode(_) => "current_mode_update",
             Self::ConfigOptions(_) => "config_option_update",
             Self::Permission(_) => "permission",
+            Self::GeneratedPrompt(_) => "generated_prompt",
+            Self::Interrupted(_) => "interrupted",
             Self::Unknown { kind, .. } => kind,
         }
     }

@@ -93,6 +93,7 @@ pub enum Step {
 pub(crate) async fn relay(
     mut rx: mpsc::UnboundedReceiver<Update>,
     messages: Option<mpsc::UnboundedSender<String>>,
+    observer: Option<mpsc::UnboundedSender<Update>>,
 ) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut titles: HashMap<String, String> = HashMap::new();
@@ -102,7 +103,13 @@ pub(crate) async fn relay(
     let mut last_text: Option<tokio::time::Instant> = None;
     loop {
         let update = match tokio::time::timeout_at(last_said + HEARTBEAT, rx.recv()).await {
-            Ok(Some(update)) => update,
+            Ok(Some(update)) => {
+                if let Some(observer) = &observer {
+                    // An observer that stopped listening does not stop the turn.
+                    let _ = observer.send(update.clone());
+                }
+                update
+            }
             Ok(None) => break,
             Err(_) => {
                 if let Some(out) = &messages {
@@ -344,7 +351,7 @@ mod tests {
             tx.send(update).ok();
         }
         drop(tx);
-        let steps = relay(rx, None).await;
+        let steps = relay(rx, None, None).await;
         let messages: Vec<String> = steps.iter().map(progress_message).collect();
         assert_eq!(
             messages,
@@ -365,7 +372,7 @@ mod tests {
     async fn heartbeats_fill_every_silence_and_other_progress_resets_them() {
         let (tx, rx) = mpsc::unbounded_channel();
         let (out, mut messages) = mpsc::unbounded_channel();
-        let relay = tokio::spawn(relay(rx, Some(out)));
+        let relay = tokio::spawn(relay(rx, Some(out), None));
         tokio::time::sleep(HEARTBEAT * 2 + Duration::from_secs(1)).await;
         tx.send(Update::ToolCall(call("c1", Some("Run tests"), None)))
             .ok();

@@ -410,6 +410,7 @@ impl BridgeServer {
             session_id: args.session_id.filter(|id| !id.trim().is_empty()),
             model: args.model.filter(|m| !m.trim().is_empty()),
             access: DirAccess::Exclusive,
+            updates: None,
         };
         let progress = ProgressSink::for_request(context);
         let report = self

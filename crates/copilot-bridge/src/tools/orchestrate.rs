@@ -104,6 +104,7 @@ impl TaskRunner for CopilotSubtasks {
             session_id: None,
             model: self.model.clone(),
             access: DirAccess::Held,
+            updates: None,
         };
         match self.server.runner().run(request, None, task.cancel).await {
             Ok(report) => {
@@ -396,6 +397,7 @@ impl BridgeServer {
             session_id: None,
             model,
             access: DirAccess::Held,
+            updates: None,
         };
         match self.runner().run(request, None, cancel.child_token()).await {
             Ok(report) => {

@@ -24,7 +24,9 @@
 //! cancel; `CRASH` streams one chunk and exits with code 3; `KILLME` streams one chunk and kills
 //! its own process group with SIGKILL; `PERMIT <path>` asks permission to edit `<path>` and says
 //! what it got; `ASKFS` calls `fs/read_text_file` and reports the error code; `NOVEL` sends an
-//! update of a kind no client knows. Only the last text block counts for these words. Every
+//! update of a kind no client knows; `THINK` streams two thought chunks, then a message;
+//! `STREAM <n>` streams `n` message chunks, each `<i>@<micros since the epoch>;`, as fast as it
+//! can (for measuring what the bridge adds per event). Only the last text block counts for these words. Every
 //! other prompt is echoed back as `echo: <all text blocks>`.
 
 #![expect(
@@ -298,6 +300,31 @@ impl Agent {
             );
             let code = answer.map_or(Value::Null, |a| a["error"]["code"].clone());
             self.chunk(session, &format!("fs error code: {code}"));
+            return "end_turn";
+        }
+        if command.contains("THINK") {
+            for thought in ["weighing ", "the options"] {
+                self.update(
+                    session,
+                    &json!({"sessionUpdate": "agent_thought_chunk",
+                            "content": {"type": "text", "text": thought}}),
+                );
+            }
+            self.chunk(session, "decided");
+            return "end_turn";
+        }
+        if let Some(rest) = command.split("STREAM ").nth(1) {
+            let count: u64 = rest
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            for i in 0..count {
+                let micros = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_micros());
+                self.chunk(session, &format!("{i}@{micros};"));
+            }
             return "end_turn";
         }
         if command.contains("NOVEL") {
