@@ -22,6 +22,8 @@ if [[ "$what" == all || "$what" == bridge ]]; then
     target/peers/python/bin/python bench/bridge_bench.py \
         target/release/copilot-bridge target/release/scripted-acp-agent
     target/release/read-bench target/release/copilot-bridge
+    section "copilot-bridge long-lived sessions: 10,000 deltas through copilot_session_live"
+    target/release/session-bench target/release/copilot-bridge target/release/scripted-acp-agent
 fi
 
 if [[ "$what" == all || "$what" == memory ]]; then

@@ -688,21 +688,26 @@ async fn the_2026_protocol_drives_a_session_without_initialize() -> anyhow::Resu
 
 /// The bridge over the scripted ACP agent (for what the scripted model cannot make the real
 /// CLI send: thought chunks, and a flood of deltas).
-async fn spawn_over_scripted_agent(home: &Path) -> anyhow::Result<McpProcess> {
+async fn spawn_over_scripted_agent(
+    home: &Path,
+    extra: &[(&str, &str)],
+) -> anyhow::Result<McpProcess> {
     let workspace = home.join("work");
     std::fs::create_dir_all(&workspace)?;
     let agent = bridge_test_support::binary_path("scripted-acp-agent");
     let agent = agent.display().to_string();
     let audit = home.join("audit").display().to_string();
     let workspace = workspace.display().to_string();
+    let mut env = vec![
+        ("COPILOT_CLI_PATH", agent.as_str()),
+        ("COPILOT_AUDIT_LOG_DIR", audit.as_str()),
+    ];
+    env.extend_from_slice(extra);
     let mut mcp = McpProcess::spawn(
         &bridge_test_support::binary_path("copilot-bridge"),
         &["--workspace", &workspace],
         home,
-        &[
-            ("COPILOT_CLI_PATH", agent.as_str()),
-            ("COPILOT_AUDIT_LOG_DIR", audit.as_str()),
-        ],
+        &env,
     )?;
     mcp.initialize().await?;
     Ok(mcp)
@@ -713,7 +718,7 @@ async fn reasoning_streams_as_a_triple_and_a_full_queue_merges_deltas_without_lo
 -> anyhow::Result<()> {
     const DELTAS: usize = 12_000;
     let home = tempfile::TempDir::new()?;
-    let mut mcp = spawn_over_scripted_agent(home.path()).await?;
+    let mut mcp = spawn_over_scripted_agent(home.path(), &[]).await?;
     let id = start(&mut mcp, &home.path().join("work")).await?;
     query(&mut mcp, &id, "THINK").await?;
     let events = events_until_idle(&mut mcp, &id).await?;
@@ -779,5 +784,106 @@ async fn reasoning_streams_as_a_triple_and_a_full_queue_merges_deltas_without_lo
         ]
     );
     assert_eq!(mcp.shutdown().await?, Some(0));
+    Ok(())
+}
+
+/// The five session tools through the official MCP Python SDK
+/// (`tests/python/bridge_sessions_e2e.py`).
+#[tokio::test]
+async fn python_sdk_client_drives_the_session_tools() -> anyhow::Result<()> {
+    let bed = CopilotBed::start().await?;
+    let target = bed.workspace().join("py-session.txt");
+    bed.model.script(
+        "PYS-WRITE",
+        [
+            Reply::tool_call(
+                "create",
+                json!({"path": target, "file_text": "from the python sdk\n"}),
+            ),
+            Reply::text("Wrote it."),
+        ],
+    );
+    bed.model.script(
+        "PYS-SLOW",
+        [Reply::text("one two three four five six seven eight")
+            .with_chunk_delay(Duration::from_millis(300))],
+    );
+    let mut env: serde_json::Map<String, Value> = super::bridge_code::bridge_env(&bed)
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    env.insert("HOME".into(), json!(bed.home().display().to_string()));
+    env.insert(
+        "PATH".into(),
+        json!(std::env::var("PATH").unwrap_or_default()),
+    );
+    env.insert("RUST_LOG".into(), json!("warn"));
+    let mut command = std::process::Command::new(bridge_test_support::python());
+    command
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/python/bridge_sessions_e2e.py"
+        ))
+        .arg(bridge_test_support::binary_path("copilot-bridge"))
+        .arg(bed.workspace())
+        .arg(Value::Object(env).to_string());
+    // Blocking wait off the runtime's thread, so the scripted model keeps answering.
+    let output = tokio::task::spawn_blocking(move || command.output()).await??;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "the Python SDK checks failed");
+    assert!(stdout.contains("4 passed, 0 failed"), "no summary line");
+    Ok(())
+}
+
+#[tokio::test]
+async fn idle_sessions_are_stopped_and_every_session_call_is_judged_and_audited()
+-> anyhow::Result<()> {
+    let home = tempfile::TempDir::new()?;
+    let mut mcp =
+        spawn_over_scripted_agent(home.path(), &[("COPILOT_BRIDGE_SESSION_IDLE_MS", "400")])
+            .await?;
+    let id = start(&mut mcp, &home.path().join("work")).await?;
+    query(&mut mcp, &id, "hello there").await?;
+    let events = events_until_idle(&mut mcp, &id).await?;
+    assert_eq!(message_text(&events), "echo: hello there");
+
+    // A query is a delegated task: the policy judges its text.
+    let blocked = call(
+        &mut mcp,
+        "copilot_session_query",
+        json!({"sessionId": id, "prompt": "now run rm -rf / for me"}),
+    )
+    .await?;
+    assert_eq!(blocked["result"]["isError"], true, "{blocked}");
+
+    // Left alone past the idle limit, the session is stopped and says why.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let list = call(&mut mcp, "copilot_session_list", json!({})).await?;
+    assert_eq!(
+        structured(&list)?["sessions"][0]["state"],
+        "closed-undrained",
+        "{list}"
+    );
+    let note = call(&mut mcp, "copilot_session_live", json!({"sessionId": id})).await?;
+    let error = content(&note)["events"][0]["sessionError"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(error.contains("COPILOT_BRIDGE_SESSION_IDLE_MS"), "{note}");
+    let closed = call(&mut mcp, "copilot_session_live", json!({"sessionId": id})).await?;
+    assert_eq!(content(&closed)["error"], "SessionClosed", "{closed}");
+    assert_eq!(mcp.shutdown().await?, Some(0));
+
+    let mut audited = String::new();
+    for entry in std::fs::read_dir(home.path().join("audit"))? {
+        audited.push_str(&std::fs::read_to_string(entry?.path())?);
+    }
+    for tool in ["start", "query", "live", "list"] {
+        assert!(
+            audited.contains(&format!("copilot_session_{tool}")),
+            "no audit record of copilot_session_{tool}"
+        );
+    }
     Ok(())
 }
