@@ -3,6 +3,7 @@
 mod acp_cli;
 mod acp_harness;
 mod acp_scripted;
+mod bridge_approval;
 mod bridge_cli;
 mod bridge_code;
 mod bridge_files;

@@ -39,8 +39,8 @@ pub use self::config::{
 pub use self::content::ContentBlock;
 pub use self::error::{AcpError, RpcError};
 pub use self::permission::{
-    AskHook, DEFAULT_ASK_TIMEOUT, DenyAll, PermissionAnswer, PermissionDecider, PermissionGate,
-    PermissionRequest, Verdict,
+    AskHook, Asked, DEFAULT_ASK_TIMEOUT, DenyAll, PermissionAnswer, PermissionDecider,
+    PermissionGate, PermissionRequest, Verdict,
 };
 pub use self::process::adopt_orphans;
 pub use self::session::{PromptOptions, PromptOutcome, Session, SessionNotice};

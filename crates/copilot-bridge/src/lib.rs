@@ -4,6 +4,8 @@
 
 /// The ACP client that drives the Copilot CLI.
 pub mod acp;
+/// Where a permission question goes when the policy says `ask`.
+mod approval;
 /// Command-line parsing and subcommand dispatch.
 mod cli;
 /// The subcommands for a person at a terminal: `exec`, `orchestrate`, `redact`, `validate`.

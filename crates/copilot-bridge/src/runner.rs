@@ -20,6 +20,7 @@ use crate::acp::{
     AcpError, Agent, ContentBlock, CopilotLaunch, MemoryLaunch, PermissionGate, PromptOptions,
     PromptOutcome, Session, Update, Usage,
 };
+use crate::approval::{Approvals, ClientAsker};
 use crate::session_store::{SessionRecord, SessionStore};
 
 /// Why a task failed, and how a failed attempt is judged.
@@ -53,6 +54,8 @@ pub struct TaskRequest {
     /// Receives every update of the turn as it arrives, in order (the long-lived session
     /// tools turn them into events).
     pub updates: Option<mpsc::UnboundedSender<Update>>,
+    /// The MCP client to ask when the policy wants a person to confirm a step of the turn.
+    pub asker: Option<ClientAsker>,
 }
 
 /// How a task shares its working directory.
@@ -102,6 +105,8 @@ pub struct Runner {
     store: Arc<Mutex<Option<SessionStore>>>,
     /// The memory server every session gets, looked up once; the error when it is missing.
     memory: std::sync::OnceLock<Result<MemoryLaunch, String>>,
+    /// Where the gate's questions go: told which client waits on which session's turn.
+    approvals: Option<Arc<Approvals>>,
 }
 
 impl Runner {
@@ -117,7 +122,15 @@ impl Runner {
             dirs: Mutex::new(HashMap::new()),
             store: Arc::new(Mutex::new(None)),
             memory: std::sync::OnceLock::new(),
+            approvals: None,
         }
+    }
+
+    /// Tells `approvals` (the gate's ask hook) which client waits on each turn.
+    #[must_use]
+    pub(crate) fn with_approvals(mut self, approvals: Arc<Approvals>) -> Self {
+        self.approvals = Some(approvals);
+        self
     }
 
     /// The memory server sessions get, or why there is none (said once in the log, at the
@@ -215,6 +228,11 @@ impl Runner {
             })?;
         }
 
+        // While the turn runs, the policy's questions go to the client that made the call.
+        let _attending = match (&self.approvals, request.asker.clone()) {
+            (Some(approvals), Some(asker)) => Some(approvals.attend(session.id(), asker)),
+            _ => None,
+        };
         let (outcome, model_error, steps) = self
             .turn(&session, &request, progress, &cancel, &policy)
             .await?;
@@ -248,6 +266,7 @@ impl Runner {
             model,
             access: DirAccess::Exclusive,
             updates: None,
+            asker: None,
         };
         let policy = RetryPolicy {
             max_retries: self.config.max_retries,

@@ -15,6 +15,7 @@ use rmcp::handler::server::router::tool::ToolRoute;
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::{PermissionDecider, PermissionGate};
+use crate::approval::Approvals;
 use crate::live::LiveSessions;
 use crate::runner::Runner;
 
@@ -83,8 +84,13 @@ impl BridgeServer {
     /// `envelope` (see [`Envelope::from_config`]).
     pub fn new(config: Config, workspace_path: PathBuf, envelope: Envelope) -> Self {
         // The agent's own permission requests go through the same policy as the calls.
-        let gate = PermissionGate::new(envelope.policy() as Arc<dyn PermissionDecider>);
-        let runner = Arc::new(Runner::new(config.clone(), workspace_path.clone(), gate));
+        // A rule that says `ask` goes to the approval broker, which asks the calling client.
+        let approvals = Approvals::new(envelope.policy().ask_via(), envelope.audit().clone());
+        let gate = PermissionGate::new(envelope.policy() as Arc<dyn PermissionDecider>)
+            .with_ask_hook(Arc::clone(&approvals) as Arc<dyn crate::acp::AskHook>);
+        let runner = Arc::new(
+            Runner::new(config.clone(), workspace_path.clone(), gate).with_approvals(approvals),
+        );
         let live = LiveSessions::new(
             Arc::clone(&runner),
             std::time::Duration::from_millis(config.timeout_ms),

@@ -26,7 +26,7 @@ use std::sync::{Arc, LazyLock, OnceLock};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::Regex;
 
-pub use self::file::{OutsideWorkspace, PolicyFile};
+pub use self::file::{AskVia, OutsideWorkspace, PolicyFile};
 use self::paths::PathProblem;
 
 /// What a call does, as far as the policy cares: the servers map their own notions (a tool
@@ -361,6 +361,7 @@ pub struct Policy {
     extra_roots: Vec<PathBuf>,
     ask_tools: GlobList,
     allowed_tools: GlobList,
+    ask_via: AskVia,
 }
 
 /// The default policy, compiled once.
@@ -433,6 +434,7 @@ impl Policy {
             extra_workspace_roots,
             ask_tools,
             allowed_tools,
+            ask_via,
         } = file;
         let origin_text = match origin_file {
             Some(path) => format!("policy file {}", path.display()),
@@ -482,7 +484,13 @@ impl Policy {
                 false,
                 origin,
             )?,
+            ask_via: ask_via.unwrap_or_default(),
         })
+    }
+
+    /// Who is asked when a rule says `ask`.
+    pub fn ask_via(&self) -> AskVia {
+        self.ask_via
     }
 
     /// Builds every matcher now (they are otherwise built on first use), e.g. on a spare thread

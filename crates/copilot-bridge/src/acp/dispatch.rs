@@ -484,7 +484,11 @@ mod tests {
     struct NeverAnswers;
 
     impl crate::acp::permission::AskHook for NeverAnswers {
-        fn ask(&self, _request: PermissionRequest, _reason: String) -> BoxFuture<bool> {
+        fn ask(
+            &self,
+            _request: PermissionRequest,
+            _reason: String,
+        ) -> BoxFuture<crate::acp::Asked> {
             Box::pin(std::future::pending())
         }
     }

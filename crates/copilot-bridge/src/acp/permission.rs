@@ -64,10 +64,38 @@ pub trait PermissionDecider: Send + Sync {
     fn evaluate(&self, request: &PermissionRequest) -> Verdict;
 }
 
+/// What came of asking: allowed (once) or not, and what happened, for the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asked {
+    /// An explicit yes.
+    pub allowed: bool,
+    /// Who was asked and what they said, or why nobody was.
+    pub detail: String,
+}
+
+impl Asked {
+    /// An explicit yes.
+    pub fn yes(detail: impl Into<String>) -> Self {
+        Self {
+            allowed: true,
+            detail: detail.into(),
+        }
+    }
+
+    /// Anything else.
+    pub fn no(detail: impl Into<String>) -> Self {
+        Self {
+            allowed: false,
+            detail: detail.into(),
+        }
+    }
+}
+
 /// Asks a person (through MCP elicitation, for instance) whether to allow a request.
 pub trait AskHook: Send + Sync {
-    /// Resolves to `true` to allow once. A hook that cannot ask must resolve to `false`.
-    fn ask(&self, request: PermissionRequest, reason: String) -> BoxFuture<bool>;
+    /// Resolves to an explicit yes to allow once. A hook that cannot ask resolves to a no
+    /// that says why.
+    fn ask(&self, request: PermissionRequest, reason: String) -> BoxFuture<Asked>;
 }
 
 /// Denies everything: the decider until a policy is configured.
@@ -219,11 +247,16 @@ impl PermissionGate {
                 )
                 .await
                 {
-                    Ok(true) => PermissionAnswer {
+                    Ok(Asked {
                         allowed: true,
-                        reason: format!("{reason}; confirmed when asked"),
+                        detail,
+                    }) => PermissionAnswer {
+                        allowed: true,
+                        reason: format!("{reason}; {detail}"),
                     },
-                    Ok(false) => PermissionAnswer::deny(format!("{reason}; refused when asked")),
+                    Ok(Asked { detail, .. }) => {
+                        PermissionAnswer::deny(format!("{reason}; {detail}"))
+                    }
                     Err(_) => PermissionAnswer::deny(format!(
                         "{reason}; no answer within {}s, so it is denied",
                         self.ask_timeout.as_secs()
@@ -466,11 +499,12 @@ mod tests {
     struct Answer(Option<bool>);
 
     impl AskHook for Answer {
-        fn ask(&self, _request: PermissionRequest, _reason: String) -> BoxFuture<bool> {
+        fn ask(&self, _request: PermissionRequest, _reason: String) -> BoxFuture<Asked> {
             let answer = self.0;
             Box::pin(async move {
                 match answer {
-                    Some(answer) => answer,
+                    Some(true) => Asked::yes("said yes"),
+                    Some(false) => Asked::no("said no"),
                     None => std::future::pending().await,
                 }
             })

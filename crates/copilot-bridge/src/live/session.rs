@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::{StopReason, Update};
+use crate::approval::ClientAsker;
 use crate::live::event::{Callback, LiveEvent};
 use crate::live::mapper::EventMapper;
 use crate::live::queue::EventQueue;
@@ -73,7 +74,7 @@ pub struct LiveSession {
     changed: Notify,
     polling: AtomicBool,
     stop: CancellationToken,
-    prompts: mpsc::UnboundedSender<String>,
+    prompts: mpsc::UnboundedSender<(String, Option<ClientAsker>)>,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -164,9 +165,9 @@ impl LiveSession {
         inner.running || inner.waiting > 0
     }
 
-    /// Queues `prompt`; returns `Some(queued)` (whether it waits behind another turn), or
-    /// `None` when the session is stopped.
-    pub fn query(&self, prompt: String) -> Option<bool> {
+    /// Queues `prompt` (questions of its turn go to `asker`); returns `Some(queued)` (whether
+    /// it waits behind another turn), or `None` when the session is stopped.
+    pub fn query(&self, prompt: String, asker: Option<ClientAsker>) -> Option<bool> {
         let mut inner = lock(&self.inner);
         if inner.stopping || inner.closed {
             return None;
@@ -175,7 +176,7 @@ impl LiveSession {
         inner.waiting += 1;
         inner.last_activity = Instant::now();
         drop(inner);
-        if self.prompts.send(prompt).is_err() {
+        if self.prompts.send((prompt, asker)).is_err() {
             lock(&self.inner).waiting -= 1;
             return None;
         }
@@ -259,12 +260,12 @@ impl LiveSession {
     async fn work(
         self: Arc<Self>,
         runner: Arc<Runner>,
-        mut prompts: mpsc::UnboundedReceiver<String>,
+        mut prompts: mpsc::UnboundedReceiver<(String, Option<ClientAsker>)>,
         turn_timeout: Duration,
     ) {
         let mut turns = 0_u64;
         loop {
-            let prompt = tokio::select! {
+            let (prompt, asker) = tokio::select! {
                 biased;
                 () = self.stop.cancelled() => break,
                 prompt = prompts.recv() => match prompt {
@@ -285,7 +286,9 @@ impl LiveSession {
                 }
                 .into(),
             ]);
-            let tail = self.turn(&runner, prompt, &turn_id, turn_timeout).await;
+            let tail = self
+                .turn(&runner, prompt, asker, &turn_id, turn_timeout)
+                .await;
             // The turn's last events and its end are one change, so no reader sees the
             // session idle before `onIdle` is queued.
             let mut inner = lock(&self.inner);
@@ -309,6 +312,7 @@ impl LiveSession {
         &self,
         runner: &Runner,
         prompt: String,
+        asker: Option<ClientAsker>,
         turn_id: &str,
         timeout: Duration,
     ) -> Vec<LiveEvent> {
@@ -321,6 +325,7 @@ impl LiveSession {
             model: None,
             access: DirAccess::Exclusive,
             updates: Some(updates),
+            asker,
         };
         let mut mapper = EventMapper::new(turn_id);
         let run = runner.run(request, None, self.stop.child_token());

@@ -12,6 +12,7 @@ use bridge_core::sync::lock;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::ClientAsker;
 use crate::live::session::{LiveSession, Poll, SessionState};
 use crate::runner::{RunError, Runner};
 
@@ -114,8 +115,8 @@ impl LiveSessions {
     }
 
     /// Queues a prompt.
-    pub fn query(&self, id: &str, prompt: String) -> QueryOutcome {
-        match self.get(id).map(|session| session.query(prompt)) {
+    pub fn query(&self, id: &str, prompt: String, asker: Option<ClientAsker>) -> QueryOutcome {
+        match self.get(id).map(|session| session.query(prompt, asker)) {
             None => QueryOutcome::NotFound,
             Some(None) => QueryOutcome::Stopped,
             Some(Some(queued)) => QueryOutcome::Accepted { queued },

@@ -13,6 +13,7 @@ use rmcp::{RoleServer, tool};
 use serde::{Deserialize, Serialize};
 
 use crate::acp::{StopReason, ToolCall, Usage};
+use crate::approval::ClientAsker;
 use crate::runner::{
     DirAccess, ProgressSink, RunError, Step, TaskRequest, TurnReport, progress_message,
 };
@@ -411,6 +412,7 @@ impl BridgeServer {
             model: args.model.filter(|m| !m.trim().is_empty()),
             access: DirAccess::Exclusive,
             updates: None,
+            asker: Some(ClientAsker::from_context(context)),
         };
         let progress = ProgressSink::for_request(context);
         let report = self

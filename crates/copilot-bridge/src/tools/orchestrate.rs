@@ -23,6 +23,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::ClientAsker;
 use crate::runner::{DirAccess, HEARTBEAT, ProgressSink, TaskRequest, forward};
 use crate::server::BridgeServer;
 use crate::tools::code::{MAX_PROMPT_CHARS, TaskResult};
@@ -93,6 +94,8 @@ struct CopilotSubtasks {
     working_dir: String,
     model: Option<String>,
     timeout: Duration,
+    /// The client that called, asked when the policy wants a person to confirm a step.
+    asker: Option<ClientAsker>,
 }
 
 impl TaskRunner for CopilotSubtasks {
@@ -105,6 +108,7 @@ impl TaskRunner for CopilotSubtasks {
             model: self.model.clone(),
             access: DirAccess::Held,
             updates: None,
+            asker: self.asker.clone(),
         };
         match self.server.runner().run(request, None, task.cancel).await {
             Ok(report) => {
@@ -272,7 +276,10 @@ impl BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<Answer<OrchestrateResult>, ToolError> {
         let progress = ProgressSink::for_request(&context);
-        let result = self.orchestrate(args, progress, context.ct.clone()).await?;
+        let asker = Some(ClientAsker::from_context(&context));
+        let result = self
+            .orchestrate(args, progress, asker, context.ct.clone())
+            .await?;
         let text = render(&result, self.config().output_limit_bytes);
         Ok(Answer::new(text, result))
     }
@@ -285,6 +292,7 @@ impl BridgeServer {
         &self,
         args: OrchestrateArgs,
         progress: Option<ProgressSink>,
+        asker: Option<ClientAsker>,
         cancel: CancellationToken,
     ) -> Result<OrchestrateResult, ToolError> {
         let started = std::time::Instant::now();
@@ -361,6 +369,7 @@ impl BridgeServer {
             working_dir: working_dir.display().to_string(),
             model: args.model.clone(),
             timeout: task_timeout,
+            asker,
         });
         let events = messages.clone();
         let report = planned
@@ -398,6 +407,7 @@ impl BridgeServer {
             model,
             access: DirAccess::Held,
             updates: None,
+            asker: None,
         };
         match self.runner().run(request, None, cancel.child_token()).await {
             Ok(report) => {

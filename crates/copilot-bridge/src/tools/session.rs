@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use std::fmt::Write as _;
 
+use crate::approval::ClientAsker;
 use crate::live::{LiveEvent, LiveOutcome, Poll, QueryOutcome, SessionSummary};
 use crate::runner::RunError;
 use crate::server::BridgeServer;
@@ -266,6 +267,7 @@ impl BridgeServer {
     pub(crate) async fn copilot_session_query(
         &self,
         Parameters(args): Parameters<QueryArgs>,
+        context: RequestContext<RoleServer>,
     ) -> Result<SessionAnswer, ToolError> {
         if args.prompt.trim().is_empty() {
             return Err(ToolError::Model(
@@ -279,7 +281,8 @@ impl BridgeServer {
                  details in a file and refer to it"
             )));
         }
-        match self.live().query(&args.session_id, args.prompt) {
+        let asker = Some(ClientAsker::from_context(&context));
+        match self.live().query(&args.session_id, args.prompt, asker) {
             QueryOutcome::NotFound => Ok(not_found(&args.session_id)),
             QueryOutcome::Stopped => Ok(refused(
                 SessionErrorKind::SessionClosed,

@@ -29,6 +29,24 @@ pub struct PolicyFile {
     pub ask_tools: Option<Vec<String>>,
     /// Tool-name globs that are allowed; when non-empty, every other tool is denied.
     pub allowed_tools: Option<Vec<String>>,
+    /// Who is asked when a rule says `ask` (default `auto`).
+    pub ask_via: Option<AskVia>,
+}
+
+/// Where a question for a person goes when a rule says `ask`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AskVia {
+    /// The calling MCP client when it can ask, else OpenClaw's approval flow when the gateway
+    /// is configured, else deny.
+    #[default]
+    Auto,
+    /// Only the calling MCP client (through elicitation); deny when it cannot ask.
+    Client,
+    /// Only OpenClaw's approval flow; deny when the gateway is not configured.
+    Openclaw,
+    /// Never ask: `ask` means deny.
+    Deny,
 }
 
 /// The decision for a call that touches paths outside the workspace.

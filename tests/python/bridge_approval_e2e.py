@@ -1,0 +1,127 @@
+"""Policy `ask` reaching a person through MCP elicitation (protocol 2025-xx, `elicitation/create`)
+with the official MCP Python SDK (`mcp` 2.3) as the client, the real Copilot CLI behind the
+bridge and a scripted model that asks to run shell commands the policy marks `ask`.
+
+Usage: bridge_approval_e2e.py BINARY WORKSPACE ENV_JSON SECRET
+
+The Rust test that runs this script scripted ASK-YES, ASK-NO, ASK-DECLINE, ASK-CANCEL and
+ASK-HEADLESS (each a `bash` call that creates a file named after it, then a reply), and set the
+policy's ask_tools to ["bash"]. SECRET appears in the ASK-YES command and must appear in no
+question. Prints one line per check and "N passed, M failed"; exits 1 if any check failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+BINARY = ""
+WORKSPACE = Path()
+ENV: dict[str, str] = {}
+SECRET = ""
+STATE: dict[str, Any] = {"answer": "yes", "questions": []}
+
+
+async def answer(context: Any, params: Any) -> types.ElicitResult:
+    STATE["questions"].append(params.message)
+    schema = params.requested_schema
+    assert schema["properties"]["approve"]["type"] == "boolean", schema
+    mode = STATE["answer"]
+    if mode == "yes":
+        return types.ElicitResult(action="accept", content={"approve": True})
+    if mode == "no":
+        return types.ElicitResult(action="accept", content={"approve": False})
+    return types.ElicitResult(action=mode)
+
+
+async def delegate(session: ClientSession, marker: str) -> dict:
+    result = await session.call_tool("copilot_code_task", {"prompt": f"please {marker}"})
+    assert not result.is_error, result
+    return result.structured_content
+
+
+async def check_yes(session: ClientSession) -> None:
+    STATE["answer"] = "yes"
+    result = await delegate(session, "ASK-YES")
+    assert (WORKSPACE / "ask-yes.txt").exists(), result
+    assert result["denials"] == [], result
+    question = STATE["questions"][-1]
+    assert "touch" in question and "bash" in question, question
+    for asked in STATE["questions"]:
+        assert SECRET not in asked, asked
+
+
+async def check_refusals(session: ClientSession) -> None:
+    for mode, marker, said in [
+        ("no", "ASK-NO", "said no"),
+        ("decline", "ASK-DECLINE", "declined"),
+        ("cancel", "ASK-CANCEL", "cancelled"),
+    ]:
+        STATE["answer"] = mode
+        asked_before = len(STATE["questions"])
+        result = await delegate(session, marker)
+        assert len(STATE["questions"]) == asked_before + 1, (mode, STATE["questions"])
+        assert not (WORKSPACE / f"{marker.lower()}.txt").exists(), (mode, result)
+        reasons = " ".join(d["reason"] for d in result["denials"])
+        assert said in reasons, (mode, result)
+
+
+async def check_client_without_elicitation(session: ClientSession) -> None:
+    result = await delegate(session, "ASK-HEADLESS")
+    assert not (WORKSPACE / "ask-headless.txt").exists(), result
+    reasons = " ".join(d["reason"] for d in result["denials"])
+    assert "enable elicitation" in reasons and "ask_tools" in reasons, result
+
+
+async def main() -> int:
+    passed = failed = 0
+    params = StdioServerParameters(
+        command=BINARY, args=["--workspace", str(WORKSPACE)], env=ENV, cwd=ENV["HOME"]
+    )
+    phases = [
+        (
+            answer,
+            [
+                ("an accepted question runs the command, and no secret is shown", check_yes),
+                ("no, decline and cancel each refuse, and the result says so", check_refusals),
+            ],
+        ),
+        (None, [("a client without elicitation is refused with the fix", check_client_without_elicitation)]),
+    ]
+    with open(Path(ENV["HOME"]) / "bridge-stderr.log", "a") as errlog:
+        for callback, checks in phases:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, elicitation_callback=callback) as session:
+                    await session.initialize()
+                    for name, check in checks:
+                        try:
+                            with anyio.fail_after(120):
+                                await check(session)
+                        except Exception:  # noqa: BLE001 - report every failing check
+                            failed += 1
+                            print(f"FAIL {name}\n{traceback.format_exc()}", flush=True)
+                        else:
+                            passed += 1
+                            print(f"ok   {name}", flush=True)
+    print(f"{passed} passed, {failed} failed", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 5:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    BINARY = os.path.abspath(sys.argv[1])
+    WORKSPACE = Path(sys.argv[2])
+    ENV = json.loads(sys.argv[3])
+    SECRET = sys.argv[4]
+    sys.exit(anyio.run(main))
