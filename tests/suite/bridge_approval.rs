@@ -7,7 +7,7 @@
 use bridge_test_support::{CopilotBed, Reply, binary_path};
 use serde_json::{Value, json};
 
-use super::bridge_code::bridge_env;
+use super::bridge_code::{TASK, bridge_env};
 
 /// A GitHub token shape the redactor knows, written by the model into a command.
 const SECRET: &str = "ghp_Zq8vQ2mN7pL4kR9tXw3yB6cD1fG5hJ0sA2e";
@@ -102,5 +102,147 @@ async fn ask_goes_to_the_calling_client_through_elicitation() -> anyhow::Result<
         1
     );
     assert!(!audited.contains(SECRET), "a secret reached the audit log");
+    Ok(())
+}
+
+/// The bridge with `ask_tools = ["bash"]`, spoken to as a 2026-07-28 client would (not yet
+/// initialized), and the scripted MRTR-YES / MRTR-DECLINE turns.
+fn spawn_asking_bridge(bed: &CopilotBed) -> anyhow::Result<bridge_test_support::McpProcess> {
+    let policy = bed.home().join("ask-policy.toml");
+    std::fs::write(&policy, "ask_tools = [\"bash\"]\n")?;
+    for marker in ["MRTR-YES", "MRTR-DECLINE"] {
+        let file = bed
+            .workspace()
+            .join(format!("{}.txt", marker.to_lowercase()));
+        bed.model.script(
+            marker,
+            [
+                Reply::tool_call(
+                    "bash",
+                    json!({"command": format!("touch {}", file.display()),
+                           "description": "create the marker file", "mode": "sync",
+                           "initial_wait": 10}),
+                ),
+                Reply::text("Finished."),
+            ],
+        );
+    }
+    let mut env = bridge_env(bed);
+    env.push((
+        "COPILOT_BRIDGE_POLICY_FILE".to_owned(),
+        policy.display().to_string(),
+    ));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let workspace = bed.workspace().display().to_string();
+    let mcp = bridge_test_support::McpProcess::spawn(
+        &binary_path("copilot-bridge"),
+        &["--workspace", &workspace],
+        bed.home(),
+        &env,
+    )?;
+    Ok(mcp)
+}
+
+/// MCP 2026-07-28 (the way Claude Code and the Copilot CLI talk to our servers): no
+/// `initialize`, capabilities in each request's `_meta`, and no server-to-client requests. The
+/// question comes back as an `input_required` result; the retry with the answer resumes the
+/// same turn. A tampered or replayed `requestState` is refused.
+#[tokio::test]
+async fn ask_reaches_a_2026_client_as_input_required_and_resumes_on_retry() -> anyhow::Result<()> {
+    let bed = CopilotBed::start().await?;
+    let mut mcp = spawn_asking_bridge(&bed)?;
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-2026", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
+    });
+    mcp.request("server/discover", json!({"_meta": meta}))
+        .await?;
+    let mut next = 9_000;
+    let mut call = async |arguments: Value, retry: Option<(String, Value)>| {
+        next += 1;
+        let mut params = json!({"name": "copilot_code_task", "arguments": arguments,
+                                "_meta": meta.clone()});
+        if let Some((state, responses)) = retry {
+            params["requestState"] = json!(state);
+            params["inputResponses"] = responses;
+        }
+        mcp.send(
+            &json!({"jsonrpc": "2.0", "id": next, "method": "tools/call",
+                         "params": params}),
+        )
+        .await?;
+        tokio::time::timeout(TASK, mcp.response_to(&json!(next))).await?
+    };
+    let yes = json!({"approve": {"action": "accept", "content": {"approve": true}}});
+
+    let arguments = json!({"prompt": "please MRTR-YES"});
+    let asked = call(arguments.clone(), None).await?;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let question = &asked["result"]["inputRequests"]["approve"];
+    assert_eq!(question["method"], "elicitation/create", "{asked}");
+    assert!(
+        question["params"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("touch")),
+        "{asked}"
+    );
+    let state = asked["result"]["requestState"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(!bed.workspace().join("mrtr-yes.txt").exists());
+
+    // A tampered state, or the state with other arguments, is refused and runs nothing.
+    let mut tampered = state.clone();
+    let last = tampered.pop().unwrap_or('A');
+    tampered.push(if last == 'A' { 'B' } else { 'A' });
+    for (args, state) in [
+        (arguments.clone(), tampered),
+        (json!({"prompt": "please MRTR-YES now"}), state.clone()),
+    ] {
+        let refused = call(args, Some((state, yes.clone()))).await?;
+        assert_eq!(refused["result"]["isError"], true, "{refused}");
+        assert!(
+            serde_json::to_string(&refused)?.contains("requestState was refused"),
+            "{refused}"
+        );
+    }
+
+    let done = call(arguments.clone(), Some((state.clone(), yes.clone()))).await?;
+    let result = &done["result"]["structuredContent"];
+    assert_eq!(result["stopReason"], "end_turn", "{done}");
+    assert_eq!(result["denials"], json!([]), "{done}");
+    assert!(bed.workspace().join("mrtr-yes.txt").exists());
+
+    // Replayed: the state was used.
+    let replay = call(arguments, Some((state, yes))).await?;
+    assert_eq!(replay["result"]["isError"], true, "{replay}");
+    assert!(
+        serde_json::to_string(&replay)?.contains("already used"),
+        "{replay}"
+    );
+
+    // Declined: the command does not run, and the result says so.
+    let arguments = json!({"prompt": "please MRTR-DECLINE"});
+    let asked = call(arguments.clone(), None).await?;
+    let state = asked["result"]["requestState"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let declined = call(
+        arguments,
+        Some((state, json!({"approve": {"action": "decline"}}))),
+    )
+    .await?;
+    let result = &declined["result"]["structuredContent"];
+    assert!(
+        result["denials"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("declined")),
+        "{declined}"
+    );
+    assert!(!bed.workspace().join("mrtr-decline.txt").exists());
+    assert_eq!(mcp.shutdown().await?, Some(0));
     Ok(())
 }

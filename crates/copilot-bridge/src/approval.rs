@@ -17,8 +17,11 @@ use crate::acp::{AskHook, Asked, BoxFuture, PermissionRequest};
 
 /// Asking the calling MCP client through elicitation.
 mod client;
+/// Calls paused on a question for MCP 2026-07-28 clients (multi round-trip requests).
+mod paused;
 
 pub(crate) use self::client::ClientAsker;
+pub(crate) use self::paused::{PausedCalls, Round, RunningCall};
 
 /// The broker: which client can be asked for which Copilot session, and the audit log.
 #[derive(Debug)]

@@ -15,9 +15,10 @@ use rmcp::handler::server::router::tool::ToolRoute;
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::{PermissionDecider, PermissionGate};
-use crate::approval::Approvals;
+use crate::approval::{Approvals, PausedCalls};
 use crate::live::LiveSessions;
 use crate::runner::Runner;
+use crate::tools::code::TaskResult;
 
 /// Who the bridge is.
 const IDENTITY: Identity = Identity {
@@ -53,6 +54,8 @@ struct Shared {
     runner: Arc<Runner>,
     /// The long-lived sessions (`copilot_session_*`), on the same runner.
     live: Arc<LiveSessions>,
+    /// Delegated calls paused on a question for MCP 2026-07-28 clients.
+    paused: PausedCalls<Result<bridge_mcp::Answer<TaskResult>, ToolError>>,
     /// Orchestrations running now, so [`BridgeServer::interrupt`] can stop them.
     orchestrations: Mutex<HashMap<u64, CancellationToken>>,
     next_orchestration: AtomicU64,
@@ -104,6 +107,7 @@ impl BridgeServer {
                 workspace: OnceLock::new(),
                 runner,
                 live,
+                paused: PausedCalls::new(crate::acp::DEFAULT_ASK_TIMEOUT),
                 orchestrations: Mutex::new(HashMap::new()),
                 next_orchestration: AtomicU64::new(0),
             }),
@@ -144,9 +148,15 @@ impl BridgeServer {
         &self.shared.live
     }
 
+    /// Delegated calls paused on a question (MCP 2026-07-28).
+    pub(crate) fn paused(&self) -> &PausedCalls<Result<bridge_mcp::Answer<TaskResult>, ToolError>> {
+        &self.shared.paused
+    }
+
     /// Stops the Copilot CLI if a task started it: long-lived sessions are stopped, running
     /// tasks cancelled and sessions closed. Call once the MCP service has stopped.
     pub async fn shutdown(&self) {
+        self.shared.paused.shutdown().await;
         self.shared.live.shutdown().await;
         self.shared.runner.shutdown().await;
     }

@@ -1,41 +1,57 @@
-//! Asking the MCP client that made the call: a form elicitation (`elicitation/create`) with one
-//! boolean, `approve`, which clients show as a yes/no dialog. Clients on MCP 2025-xx can be
-//! asked this way when they declared elicitation; on 2026-07-28 a server cannot send requests
-//! (questions travel as `input_required` results there, which the bridge does not send yet).
+//! Asking the MCP client that made the call, with one form of one boolean, `approve`, which
+//! clients show as a yes/no dialog. On MCP 2025-xx the bridge sends `elicitation/create` while
+//! the call runs; on 2026-07-28, where a server cannot send requests, the question is relayed to
+//! the waiting tool call, which answers `input_required` and resumes on the client's retry (see
+//! `paused.rs`).
 
 use bridge_core::redact::Redactor;
 use rmcp::RoleServer;
 use rmcp::model::{ElicitRequestParams, ElicitationAction};
 use rmcp::service::{ElicitationMode, Peer, RequestContext};
 use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::acp::{Asked, PermissionRequest};
 
-/// The calling client, able to be asked while its connection lasts.
+/// A question on its way to a paused tool call (MCP 2026-07-28), with where its answer goes.
+#[derive(Debug)]
+pub(crate) struct Question {
+    /// The form's message, redacted.
+    pub(crate) message: String,
+    /// Receives the client's answer.
+    pub(crate) answer: oneshot::Sender<Asked>,
+}
+
+/// The calling client, able to be asked while its call (or connection) lasts.
 #[derive(Debug, Clone)]
-pub(crate) struct ClientAsker {
-    peer: Peer<RoleServer>,
+pub(crate) enum ClientAsker {
+    /// MCP 2025-xx: `elicitation/create` to the client.
+    Elicit(Peer<RoleServer>),
+    /// MCP 2026-07-28: the question goes to the tool call waiting on the turn, which answers
+    /// the client `input_required`.
+    Relay(mpsc::UnboundedSender<Question>),
 }
 
 impl ClientAsker {
-    /// The client behind a tool call.
+    /// The client behind a tool call, asked through `elicitation/create`.
     pub(crate) fn from_context(context: &RequestContext<RoleServer>) -> Self {
-        Self {
-            peer: context.peer.clone(),
-        }
+        Self::Elicit(context.peer.clone())
     }
 
     /// Why this client cannot be asked, if it cannot.
     pub(crate) fn why_not(&self) -> Option<String> {
-        if self.peer.peer_info().is_none() {
+        let Self::Elicit(peer) = self else {
+            return None;
+        };
+        if peer.peer_info().is_none() {
             return Some(
                 "the client speaks MCP 2026-07-28 (no initialize), where a server cannot send \
-                 elicitation/create; asking through input_required results is not built yet"
+                 elicitation/create; it is asked through input_required results on \
+                 copilot_code_task, copilot_code and copilot_code_verbose only"
                     .to_owned(),
             );
         }
-        if !self
-            .peer
+        if !peer
             .supported_elicitation_modes()
             .contains(&ElicitationMode::Form)
         {
@@ -46,50 +62,88 @@ impl ClientAsker {
 
     /// Asks the person at the client; only an explicit yes allows.
     pub(crate) async fn ask(&self, request: &PermissionRequest, reason: &str) -> Asked {
-        let params = match serde_json::from_value::<ElicitRequestParams>(json!({
-            "mode": "form",
-            "message": question(request, reason),
-            "requestedSchema": {
-                "type": "object",
-                "properties": {
-                    "approve": {
-                        "type": "boolean",
-                        "title": "Allow this once",
-                        "description": "Yes lets Copilot do this one time; no refuses it."
+        let message = question(request, reason);
+        match self {
+            Self::Elicit(peer) => {
+                let params = match form(&message) {
+                    Ok(params) => params,
+                    Err(err) => {
+                        return Asked::no(format!("the question could not be built: {err}"));
                     }
-                },
-                "required": ["approve"]
+                };
+                match peer.create_elicitation(params).await {
+                    Ok(result) => {
+                        read_answer(&serde_json::to_value(&result).unwrap_or(Value::Null))
+                    }
+                    Err(err) => Asked::no(format!("the MCP client could not ask: {err}")),
+                }
             }
-        })) {
-            Ok(params) => params,
-            Err(err) => return Asked::no(format!("the question could not be built: {err}")),
-        };
-        match self.peer.create_elicitation(params).await {
-            Ok(result) => match result.action {
-                ElicitationAction::Accept => {
-                    let approve = result
-                        .content
-                        .as_ref()
-                        .and_then(|c| c.get("approve"))
-                        .and_then(Value::as_bool);
-                    match approve {
-                        Some(true) => {
-                            Asked::yes("the person asked through the MCP client allowed it once")
-                        }
-                        Some(false) => Asked::no("the person asked through the MCP client said no"),
-                        None => Asked::no("the MCP client's answer had no yes or no"),
-                    }
+            Self::Relay(questions) => {
+                let (answer, answered) = oneshot::channel();
+                if questions.send(Question { message, answer }).is_err() {
+                    return Asked::no("the call that would ask the client has ended");
                 }
-                ElicitationAction::Decline => {
-                    Asked::no("the person asked through the MCP client declined")
-                }
-                ElicitationAction::Cancel => {
-                    Asked::no("the person asked through the MCP client cancelled the question")
-                }
-                other => Asked::no(format!("the MCP client answered {other:?}, not a yes")),
-            },
-            Err(err) => Asked::no(format!("the MCP client could not ask: {err}")),
+                answered
+                    .await
+                    .unwrap_or_else(|_| Asked::no("the question was withdrawn before an answer"))
+            }
         }
+    }
+}
+
+/// The yes/no form with `message`.
+pub(crate) fn form(message: &str) -> Result<ElicitRequestParams, serde_json::Error> {
+    serde_json::from_value(json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": schema(),
+    }))
+}
+
+/// The form's schema: one required boolean, `approve`.
+pub(crate) fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "approve": {
+                "type": "boolean",
+                "title": "Allow this once",
+                "description": "Yes lets Copilot do this one time; no refuses it."
+            }
+        },
+        "required": ["approve"]
+    })
+}
+
+/// What an elicitation result (`{action, content}`) says; only `accept` with `approve: true`
+/// allows.
+pub(crate) fn read_answer(result: &Value) -> Asked {
+    let action = result
+        .get("action")
+        .cloned()
+        .and_then(|a| serde_json::from_value::<ElicitationAction>(a).ok());
+    match action {
+        Some(ElicitationAction::Accept) => {
+            match result
+                .get("content")
+                .and_then(|c| c.get("approve"))
+                .and_then(Value::as_bool)
+            {
+                Some(true) => Asked::yes("the person asked through the MCP client allowed it once"),
+                Some(false) => Asked::no("the person asked through the MCP client said no"),
+                None => Asked::no("the MCP client's answer had no yes or no"),
+            }
+        }
+        Some(ElicitationAction::Decline) => {
+            Asked::no("the person asked through the MCP client declined")
+        }
+        Some(ElicitationAction::Cancel) => {
+            Asked::no("the person asked through the MCP client cancelled the question")
+        }
+        _ => Asked::no(format!(
+            "the MCP client's answer could not be read as a yes: {}",
+            bridge_core::redact::truncate(&result.to_string(), 200)
+        )),
     }
 }
 

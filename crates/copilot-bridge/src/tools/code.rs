@@ -7,13 +7,17 @@ use std::time::Duration;
 
 use bridge_core::redact::truncate;
 use bridge_mcp::{Answer, ToolError};
+use rmcp::ErrorData;
+use rmcp::handler::server::tool::{InputResponses, IntoCallToolResult, RequestState};
 use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResponse, InputRequiredResult};
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, tool};
 use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
 
 use crate::acp::{StopReason, ToolCall, Usage};
-use crate::approval::ClientAsker;
+use crate::approval::{ClientAsker, Round, RunningCall};
 use crate::runner::{
     DirAccess, ProgressSink, RunError, Step, TaskRequest, TurnReport, progress_message,
 };
@@ -26,7 +30,7 @@ pub const MAX_PROMPT_CHARS: usize = 500_000;
 const MARKDOWN_SLACK_BYTES: usize = 64;
 
 /// Arguments of `copilot_code_task`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CodeTaskArgs {
     /// What Copilot should do, e.g. "add a --verbose flag to src/main.rs and test it".
@@ -352,8 +356,12 @@ impl BridgeServer {
         &self,
         Parameters(args): Parameters<CodeTaskArgs>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Answer<TaskResult>, ToolError> {
-        self.delegate(args, &context, false).await
+        RequestState(state): RequestState,
+        InputResponses(responses): InputResponses,
+    ) -> Result<Delegated, ToolError> {
+        let round = Retry { state, responses };
+        self.delegate_rounds("copilot_code_task", args, context, false, round)
+            .await
     }
 
     /// Delegate a coding task to GitHub Copilot and get the result as markdown: the answer,
@@ -363,8 +371,12 @@ impl BridgeServer {
         &self,
         Parameters(args): Parameters<CodeArgs>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Answer<TaskResult>, ToolError> {
-        self.delegate(args.into(), &context, false).await
+        RequestState(state): RequestState,
+        InputResponses(responses): InputResponses,
+    ) -> Result<Delegated, ToolError> {
+        let round = Retry { state, responses };
+        self.delegate_rounds("copilot_code", args.into(), context, false, round)
+            .await
     }
 
     /// Like copilot_code, with a numbered step-by-step execution log first: each tool call
@@ -374,16 +386,115 @@ impl BridgeServer {
         &self,
         Parameters(args): Parameters<CodeArgs>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Answer<TaskResult>, ToolError> {
-        self.delegate(args.into(), &context, true).await
+        RequestState(state): RequestState,
+        InputResponses(responses): InputResponses,
+    ) -> Result<Delegated, ToolError> {
+        let round = Retry { state, responses };
+        self.delegate_rounds("copilot_code_verbose", args.into(), context, true, round)
+            .await
     }
 }
 
+/// What a delegate tool answers: the result, or (MCP 2026-07-28) a question to retry with.
+#[derive(Debug)]
+pub enum Delegated {
+    /// The finished task.
+    Done(Box<Answer<TaskResult>>),
+    /// The turn waits for a person's answer: `input_required`, retried by the client.
+    Ask(InputRequiredResult),
+}
+
+impl IntoCallToolResult for Delegated {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
+        match self {
+            Self::Done(answer) => (*answer).into_call_tool_result(),
+            Self::Ask(question) => Ok(CallToolResponse::InputRequired(question)),
+        }
+    }
+}
+
+/// What a multi round-trip retry carries.
+#[derive(Debug)]
+pub struct Retry {
+    state: Option<String>,
+    responses: Option<rmcp::model::InputResponses>,
+}
+
+/// Whether this call asks through `input_required` results: MCP 2026-07-28 or later, with
+/// elicitation declared in the request's capabilities.
+fn asks_by_input_required(context: &RequestContext<RoleServer>) -> bool {
+    let modern = context
+        .protocol_version()
+        .is_some_and(|version| version.as_str() >= "2026-07-28");
+    let elicits = context
+        .client_capabilities()
+        .is_some_and(|capabilities| capabilities.elicitation.is_some());
+    modern && elicits
+}
+
 impl BridgeServer {
+    /// One round of a delegate tool: a fresh call, or a retry that answers the question the
+    /// call paused on (MCP 2026-07-28). Clients that can be asked the classic way, or not at
+    /// all, get the task run straight through.
+    async fn delegate_rounds(
+        &self,
+        tool: &'static str,
+        args: CodeTaskArgs,
+        context: RequestContext<RoleServer>,
+        verbose: bool,
+        retry: Retry,
+    ) -> Result<Delegated, ToolError> {
+        let arguments = serde_json::to_value(&args)
+            .map_err(|e| ToolError::internal(format!("cannot encode the arguments: {e}")))?;
+        let call = if let Some(state) = retry.state {
+            self.paused()
+                .resume(tool, &arguments, &state, retry.responses.as_ref())
+                .map_err(|e| ToolError::model(&e))?
+        } else if asks_by_input_required(&context) {
+            let server = self.clone();
+            RunningCall::spawn(move |questions, cancel| async move {
+                let asker = Some(ClientAsker::Relay(questions));
+                server
+                    .delegate_with(args, None, asker, cancel, verbose)
+                    .await
+            })
+        } else {
+            return self
+                .delegate(args, &context, verbose)
+                .await
+                .map(|answer| Delegated::Done(Box::new(answer)));
+        };
+        match self
+            .paused()
+            .drive(call, tool, &arguments, &context.ct)
+            .await
+        {
+            Round::Done(result) => result.map(|answer| Delegated::Done(Box::new(answer))),
+            Round::Ask(question) => Ok(Delegated::Ask(question)),
+            Round::Gone => Err(ToolError::Model(
+                "the call was cancelled while it waited".into(),
+            )),
+        }
+    }
+
     async fn delegate(
         &self,
         args: CodeTaskArgs,
         context: &RequestContext<RoleServer>,
+        verbose: bool,
+    ) -> Result<Answer<TaskResult>, ToolError> {
+        let progress = ProgressSink::for_request(context);
+        let asker = Some(ClientAsker::from_context(context));
+        self.delegate_with(args, progress, asker, context.ct.clone(), verbose)
+            .await
+    }
+
+    async fn delegate_with(
+        &self,
+        args: CodeTaskArgs,
+        progress: Option<ProgressSink>,
+        asker: Option<ClientAsker>,
+        cancel: CancellationToken,
         verbose: bool,
     ) -> Result<Answer<TaskResult>, ToolError> {
         if args.prompt.trim().is_empty() {
@@ -412,12 +523,11 @@ impl BridgeServer {
             model: args.model.filter(|m| !m.trim().is_empty()),
             access: DirAccess::Exclusive,
             updates: None,
-            asker: Some(ClientAsker::from_context(context)),
+            asker,
         };
-        let progress = ProgressSink::for_request(context);
         let report = self
             .runner()
-            .run(request, progress, context.ct.clone())
+            .run(request, progress, cancel)
             .await
             .map_err(|e| tool_error(&e))?;
         let result = TaskResult::from_report(&report, verbose);
