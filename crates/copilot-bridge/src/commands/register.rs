@@ -1,0 +1,487 @@
+//! `copilot-bridge register <client>` and `unregister <client>`: write (or remove) both servers
+//! in a client's own user-level configuration with absolute paths, touching nothing else. Every
+//! change is planned first; `--print` shows the plan, otherwise each file is replaced
+//! atomically after a backup, and a plan with nothing in it writes nothing.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use bridge_core::config::EnvLayer;
+
+use crate::acp::MemoryLaunch;
+use crate::global_args::GlobalArgs;
+
+/// The clients, their files and our entries.
+mod client;
+/// Reading, atomic writing, backups and diffs of config files.
+mod file;
+/// Format-preserving JSON/JSONC/JSON5 edits.
+mod json_doc;
+/// The persona block in OpenClaw's `AGENTS.md`.
+mod persona;
+/// Format-preserving TOML edits (Codex).
+mod toml_doc;
+
+use client::{Binaries, Client, Layout};
+use json_doc::Edited;
+
+/// How long one `openclaw mcp …` command may take: the CLI starts in 6–14 s and `add` probes
+/// the server (connect within 30 s) before saving.
+const OPENCLAW_CLI_TIMEOUT: Duration = Duration::from_mins(2);
+/// The largest CLI output quoted in an error.
+const QUOTED_OUTPUT_CHARS: usize = 2000;
+
+/// Arguments of `copilot-bridge register`.
+#[derive(Debug, clap::Args)]
+pub struct RegisterArgs {
+    /// The client to register both servers with.
+    #[arg(value_enum)]
+    pub client: Client,
+    /// Show what would change (a diff, or the commands to run) without changing anything.
+    #[arg(long)]
+    pub print: bool,
+    /// OpenClaw only: also install the persona snippet (when and how to delegate to Copilot)
+    /// into the workspace's AGENTS.md, between markers.
+    #[arg(long)]
+    pub persona: bool,
+    /// Edit this file instead of the client's usual one (the CLI is not used then).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Edit the config file directly even when the client's own CLI (`openclaw`) is on PATH.
+    #[arg(long)]
+    pub no_cli: bool,
+}
+
+/// Arguments of `copilot-bridge unregister`.
+#[derive(Debug, clap::Args)]
+pub struct UnregisterArgs {
+    /// The client to remove both servers from (and, for OpenClaw, the persona block).
+    #[arg(value_enum)]
+    pub client: Client,
+    /// Show what would change without changing anything.
+    #[arg(long)]
+    pub print: bool,
+    /// Edit this file instead of the client's usual one (the CLI is not used then).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Edit the config file directly even when the client's own CLI (`openclaw`) is on PATH.
+    #[arg(long)]
+    pub no_cli: bool,
+}
+
+/// One change a registration makes.
+#[derive(Debug)]
+enum Step {
+    /// Replace or delete a file.
+    File {
+        path: PathBuf,
+        before: Option<String>,
+        after: Edited,
+        what: String,
+    },
+    /// Run a client's own CLI.
+    Run {
+        program: PathBuf,
+        args: Vec<String>,
+        what: String,
+    },
+}
+
+/// The common part of both commands' arguments.
+struct Target<'a> {
+    client: Client,
+    config: Option<&'a Path>,
+    no_cli: bool,
+}
+
+/// `copilot-bridge register`.
+pub fn register(global: &GlobalArgs, args: &RegisterArgs) -> anyhow::Result<ExitCode> {
+    let env = EnvLayer::capture(&global.env_file)?;
+    let binaries = binaries(&env)?;
+    let target = Target {
+        client: args.client,
+        config: args.config.as_deref(),
+        no_cli: args.no_cli,
+    };
+    if args.persona && args.client != Client::Openclaw {
+        anyhow::bail!("--persona is for OpenClaw only (`register openclaw --persona`)");
+    }
+    let (path, mut steps) = plan_register(&env, &target, &binaries)?;
+    if args.persona {
+        steps.extend(plan_persona(&env, &path, true)?);
+    }
+    finish(args.client, &path, steps, args.print, "registered")
+}
+
+/// `copilot-bridge unregister`.
+pub fn unregister(global: &GlobalArgs, args: &UnregisterArgs) -> anyhow::Result<ExitCode> {
+    let env = EnvLayer::capture(&global.env_file)?;
+    let target = Target {
+        client: args.client,
+        config: args.config.as_deref(),
+        no_cli: args.no_cli,
+    };
+    let path = config_path(&env, &target)?;
+    let before = file::read(&path)?;
+    let names = args.client.server_names();
+    let mut steps = Vec::new();
+    match (args.client.layout_kind(), openclaw_cli(&env, &target)) {
+        (_, Some(program)) => {
+            let current = json_doc::entries(&path, before.as_deref(), &["mcp", "servers"])?;
+            for name in names.iter().filter(|n| current.contains_key(**n)) {
+                steps.push(Step::Run {
+                    program: program.clone(),
+                    args: vec!["mcp".into(), "unset".into(), (*name).to_owned()],
+                    what: format!("remove {name}"),
+                });
+            }
+        }
+        (LayoutKind::Json(keys), None) => {
+            let after = json_doc::remove(&path, before.as_deref(), keys, names)?;
+            push_file(
+                &mut steps,
+                path.clone(),
+                before,
+                after,
+                "remove our servers",
+            );
+        }
+        (LayoutKind::Toml, None) => {
+            let after = toml_doc::remove(&path, before.as_deref(), names)?;
+            push_file(
+                &mut steps,
+                path.clone(),
+                before,
+                after,
+                "remove our servers",
+            );
+        }
+    }
+    if args.client == Client::Openclaw {
+        steps.extend(plan_persona(&env, &path, false)?);
+    }
+    finish(args.client, &path, steps, args.print, "unregistered")
+}
+
+/// The shape of a client's file, without the entries.
+enum LayoutKind {
+    Json(&'static [&'static str]),
+    Toml,
+}
+
+impl Client {
+    fn layout_kind(self) -> LayoutKind {
+        match self {
+            Self::Openclaw => LayoutKind::Json(&["mcp", "servers"]),
+            Self::Copilot | Self::ClaudeCode | Self::Cursor => LayoutKind::Json(&["mcpServers"]),
+            Self::Vscode => LayoutKind::Json(&["servers"]),
+            Self::Codex => LayoutKind::Toml,
+        }
+    }
+}
+
+/// The running `copilot-bridge` and the `openclaw-memory` it would give its sessions, both
+/// absolute.
+fn binaries(env: &EnvLayer) -> anyhow::Result<Binaries> {
+    let bridge = std::env::current_exe().context("cannot tell where copilot-bridge is")?;
+    let memory = MemoryLaunch::locate(env)?.program;
+    Ok(Binaries {
+        bridge: std::path::absolute(&bridge).unwrap_or(bridge),
+        memory: std::path::absolute(&memory).unwrap_or(memory),
+    })
+}
+
+fn config_path(env: &EnvLayer, target: &Target<'_>) -> anyhow::Result<PathBuf> {
+    match target.config {
+        Some(path) => Ok(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())),
+        None => target
+            .client
+            .config_path(env)
+            .map_err(|why| anyhow::anyhow!("cannot find {}'s config: {why}", target.client.name())),
+    }
+}
+
+/// `openclaw` on PATH, when the target is OpenClaw's usual file and the CLI may be used.
+fn openclaw_cli(env: &EnvLayer, target: &Target<'_>) -> Option<PathBuf> {
+    if target.client != Client::Openclaw || target.no_cli || target.config.is_some() {
+        return None;
+    }
+    let path = env.get("PATH")?;
+    std::env::split_paths(path)
+        .map(|dir| dir.join("openclaw"))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn push_file(
+    steps: &mut Vec<Step>,
+    path: PathBuf,
+    before: Option<String>,
+    after: Edited,
+    what: &str,
+) {
+    if after != Edited::Unchanged {
+        steps.push(Step::File {
+            path,
+            before,
+            after,
+            what: what.to_owned(),
+        });
+    }
+}
+
+fn plan_register(
+    env: &EnvLayer,
+    target: &Target<'_>,
+    binaries: &Binaries,
+) -> anyhow::Result<(PathBuf, Vec<Step>)> {
+    let path = config_path(env, target)?;
+    let before = file::read(&path)?;
+    let mut steps = Vec::new();
+    match (target.client.layout(binaries), openclaw_cli(env, target)) {
+        (Layout::Json { keys, entries }, Some(program)) => {
+            // OpenClaw's own CLI writes the file (and `add` probes the server first); we only
+            // decide what it must do, so a second register runs nothing at all.
+            let current = json_doc::entries(&path, before.as_deref(), keys)?;
+            for entry in &entries {
+                match current.get(entry.name) {
+                    None => {
+                        let mut args = vec!["mcp", "add", entry.name, "--command"]
+                            .into_iter()
+                            .map(str::to_owned)
+                            .collect::<Vec<_>>();
+                        for (field, value) in &entry.fields {
+                            match (*field, value) {
+                                ("command", serde_json::Value::String(command)) => {
+                                    args.push(command.clone());
+                                }
+                                ("requestTimeoutMs", value) => {
+                                    let ms = value.as_u64().unwrap_or_default();
+                                    args.extend(["--timeout".to_owned(), (ms / 1000).to_string()]);
+                                }
+                                _ => {}
+                            }
+                        }
+                        steps.push(Step::Run {
+                            program: program.clone(),
+                            args,
+                            what: format!("add {}", entry.name),
+                        });
+                    }
+                    Some(existing) if json_doc::in_sync(existing, entry) => {}
+                    Some(existing) => steps.push(Step::Run {
+                        program: program.clone(),
+                        args: vec![
+                            "mcp".into(),
+                            "set".into(),
+                            entry.name.to_owned(),
+                            json_doc::merged(existing, entry).to_string(),
+                        ],
+                        what: format!("update {}", entry.name),
+                    }),
+                }
+            }
+        }
+        (Layout::Json { keys, entries }, None) => {
+            let after = json_doc::upsert(&path, before.as_deref(), keys, &entries)?;
+            push_file(&mut steps, path.clone(), before, after, "add our servers");
+        }
+        (Layout::Toml(entries), _) => {
+            let after = toml_doc::upsert(&path, before.as_deref(), &entries)?;
+            push_file(&mut steps, path.clone(), before, after, "add our servers");
+        }
+    }
+    Ok((path, steps))
+}
+
+/// OpenClaw's workspace, as OpenClaw finds it: `OPENCLAW_WORKSPACE_DIR`, else
+/// `agents.defaults.workspace` in its config, else `workspace` in its state directory.
+fn openclaw_workspace(env: &EnvLayer, config: &Path) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = env.get("OPENCLAW_WORKSPACE_DIR").filter(|v| !v.is_empty()) {
+        return Ok(client::expand_home(dir, env));
+    }
+    let text = file::read(config)?;
+    let agents = json_doc::entries(config, text.as_deref(), &["agents", "defaults"])?;
+    if let Some(dir) = agents.get("workspace").and_then(serde_json::Value::as_str) {
+        return Ok(client::expand_home(dir, env));
+    }
+    client::openclaw_state_dir(env)
+        .map(|dir| dir.join("workspace"))
+        .context("cannot find OpenClaw's workspace: set OPENCLAW_WORKSPACE_DIR")
+}
+
+fn plan_persona(env: &EnvLayer, config: &Path, install: bool) -> anyhow::Result<Vec<Step>> {
+    let agents = openclaw_workspace(env, config)?.join("AGENTS.md");
+    let before = file::read(&agents)?;
+    let after = if install {
+        persona::install(before.as_deref(), persona::SNIPPET)
+    } else {
+        before.as_deref().and_then(persona::remove)
+    };
+    let mut steps = Vec::new();
+    if let Some(after) = after {
+        let what = if install {
+            "install the persona"
+        } else {
+            "remove the persona"
+        };
+        // An AGENTS.md that held only our block goes with it.
+        let after = if after.is_empty() {
+            Edited::Empty
+        } else {
+            Edited::Text(after)
+        };
+        push_file(&mut steps, agents, before, after, what);
+    }
+    Ok(steps)
+}
+
+/// Prints or applies the plan and says what happened.
+fn finish(
+    client: Client,
+    path: &Path,
+    steps: Vec<Step>,
+    print: bool,
+    done: &str,
+) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let name = client.name();
+    if steps.is_empty() {
+        writeln!(
+            out,
+            "{name}: already {done} ({}); nothing changed",
+            path.display()
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for step in steps {
+        if print {
+            match step {
+                Step::File {
+                    path,
+                    before,
+                    after: Edited::Text(after),
+                    what,
+                } => {
+                    writeln!(out, "{name}: would {what} in {}:", path.display())?;
+                    out.write_all(file::diff(before.as_deref().unwrap_or(""), &after).as_bytes())?;
+                }
+                Step::File { path, what, .. } => writeln!(
+                    out,
+                    "{name}: would {what} and remove {} (nothing else is left in it)",
+                    path.display()
+                )?,
+                Step::Run {
+                    program,
+                    args,
+                    what,
+                } => writeln!(
+                    out,
+                    "{name}: would {what}: {} {}",
+                    program.display(),
+                    shell_words(&args)
+                )?,
+            }
+            continue;
+        }
+        match step {
+            Step::File {
+                path,
+                after: Edited::Text(after),
+                what,
+                ..
+            } => {
+                let saved = file::write(&path, &after)?;
+                writeln!(
+                    out,
+                    "{name}: {what}: wrote {}{}",
+                    path.display(),
+                    backup_note(saved)
+                )?;
+            }
+            Step::File { path, what, .. } => {
+                let saved = file::delete(&path)?;
+                writeln!(
+                    out,
+                    "{name}: {what}: removed {} (nothing else was left in it){}",
+                    path.display(),
+                    backup_note(saved)
+                )?;
+            }
+            Step::Run {
+                program,
+                args,
+                what,
+            } => {
+                run_cli(&program, &args)?;
+                writeln!(out, "{name}: {what}: ran `openclaw {}`", shell_words(&args))?;
+            }
+        }
+    }
+    if !print {
+        writeln!(out, "{name}: {done} ({})", path.display())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn backup_note(saved: Option<PathBuf>) -> String {
+    saved.map_or_else(String::new, |p| {
+        format!(" (previous version: {})", p.display())
+    })
+}
+
+/// Arguments quoted for a shell where they need it, for showing a command.
+fn shell_words(args: &[String]) -> String {
+    args.iter()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@".contains(c))
+            {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs one `openclaw mcp …` command with a bound, its output captured (and quoted when it
+/// fails).
+fn run_cli(program: &Path, args: &[String]) -> anyhow::Result<()> {
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let output = bridge_mcp::block_on(async {
+        tokio::time::timeout(OPENCLAW_CLI_TIMEOUT, command.output()).await
+    })?;
+    let shown = || format!("{} {}", program.display(), shell_words(args));
+    let output = match output {
+        Ok(result) => result.with_context(|| format!("cannot run {}", shown()))?,
+        Err(_) => anyhow::bail!(
+            "{} did not finish within {} s",
+            shown(),
+            OPENCLAW_CLI_TIMEOUT.as_secs()
+        ),
+    };
+    if !output.status.success() {
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let said: String = said.trim().chars().take(QUOTED_OUTPUT_CHARS).collect();
+        anyhow::bail!("{} failed ({}): {said}", shown(), output.status);
+    }
+    Ok(())
+}
