@@ -19,4 +19,5 @@ mod memory_gateway;
 mod memory_protocol;
 mod memory_python;
 mod openclaw_probe;
+mod register_clients;
 mod stdio_servers;
