@@ -232,29 +232,77 @@ fn a_malformed_openclaw_json_is_never_overwritten() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Through `claude mcp add-json --scope user` when `claude` is on PATH, and by editing
+/// `~/.claude.json` when it is not: either way Claude Code starts both servers.
 #[test]
 fn claude_code_connects_to_both_registered_servers() -> anyhow::Result<()> {
-    let home = TempDir::new()?;
-    let home = home.path();
-    let path = path_with(None);
     let claude = claude_code();
-    bridge(&["register", "claude-code"], home, &path)?;
-    let listed = ok(&claude, &["mcp", "list"], home, &path)?;
-    for server in ["copilot-bridge", "openclaw-memory"] {
-        let line = format!("{server}: {}  - ✔ Connected", command_of(server));
-        assert!(listed.contains(&line), "{line} missing from:\n{listed}");
-    }
-    let config = home.join(".claude.json");
-    let registered = std::fs::read(&config)?;
-    bridge(&["register", "claude-code"], home, &path)?;
-    assert_eq!(std::fs::read(&config)?, registered);
+    for cli_on_path in [true, false] {
+        let home = TempDir::new()?;
+        let home = home.path();
+        let path = path_with(cli_on_path.then(|| claude.parent()).flatten());
+        let said = bridge(&["register", "claude-code"], home, &path)?;
+        assert_eq!(
+            said.contains("ran `claude mcp add-json"),
+            cli_on_path,
+            "{said}"
+        );
+        let listed = ok(&claude, &["mcp", "list"], home, &path)?;
+        for server in ["copilot-bridge", "openclaw-memory"] {
+            let line = format!("{server}: {}  - ✔ Connected", command_of(server));
+            assert!(listed.contains(&line), "{line} missing from:\n{listed}");
+        }
+        let config = home.join(".claude.json");
+        let registered = std::fs::read(&config)?;
+        let said = bridge(&["register", "claude-code"], home, &path)?;
+        assert!(said.contains("nothing changed"), "{said}");
+        assert_eq!(std::fs::read(&config)?, registered);
 
-    bridge(&["unregister", "claude-code"], home, &path)?;
-    let listed = ok(&claude, &["mcp", "list"], home, &path)?;
-    assert!(
-        !listed.contains("copilot-bridge") && !listed.contains("openclaw-memory"),
-        "{listed}"
-    );
+        bridge(&["unregister", "claude-code"], home, &path)?;
+        let listed = ok(&claude, &["mcp", "list"], home, &path)?;
+        assert!(
+            !listed.contains("copilot-bridge") && !listed.contains("openclaw-memory"),
+            "{listed}"
+        );
+    }
+    Ok(())
+}
+
+/// The Copilot CLI gets the memory server only, through `copilot mcp add` when it is on PATH.
+#[test]
+fn copilot_cli_lists_the_registered_memory_server() -> anyhow::Result<()> {
+    let copilot = bridge_test_support::copilot_cli();
+    for cli_on_path in [true, false] {
+        let home = TempDir::new()?;
+        let home = home.path();
+        let path = path_with(cli_on_path.then(|| copilot.parent()).flatten());
+        let said = bridge(&["register", "copilot"], home, &path)?;
+        assert_eq!(said.contains("ran `copilot mcp add"), cli_on_path, "{said}");
+        let listed = json_after_chatter(&ok(&copilot, &["mcp", "list", "--json"], home, &path)?)?;
+        let servers = &listed["mcpServers"];
+        assert_eq!(
+            (
+                servers["openclaw-memory"]["command"].as_str(),
+                servers["openclaw-memory"]["type"].as_str(),
+                servers.get("copilot-bridge"),
+            ),
+            (
+                Some(command_of("openclaw-memory").as_str()),
+                Some("local"),
+                None
+            ),
+            "{listed}"
+        );
+        let config = home.join(".copilot/mcp-config.json");
+        let registered = std::fs::read(&config)?;
+        let said = bridge(&["register", "copilot"], home, &path)?;
+        assert!(said.contains("nothing changed"), "{said}");
+        assert_eq!(std::fs::read(&config)?, registered);
+
+        bridge(&["unregister", "copilot"], home, &path)?;
+        let listed = ok(&copilot, &["mcp", "list", "--json"], home, &path)?;
+        assert!(!listed.contains("openclaw-memory"), "{listed}");
+    }
     Ok(())
 }
 

@@ -6,7 +6,6 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use bridge_core::config::EnvLayer;
@@ -16,6 +15,8 @@ use crate::global_args::GlobalArgs;
 
 /// The clients, their files and our entries.
 mod client;
+/// A client's own `mcp` command line.
+mod client_cli;
 /// Reading, atomic writing, backups and diffs of config files.
 mod file;
 /// Format-preserving JSON/JSONC/JSON5 edits.
@@ -26,13 +27,8 @@ mod persona;
 mod toml_doc;
 
 use client::{Binaries, Client, Layout};
+use client_cli::Cli;
 use json_doc::Edited;
-
-/// How long one `openclaw mcp …` command may take: the CLI starts in 6–14 s and `add` probes
-/// the server (connect within 30 s) before saving.
-const OPENCLAW_CLI_TIMEOUT: Duration = Duration::from_mins(2);
-/// The largest CLI output quoted in an error.
-const QUOTED_OUTPUT_CHARS: usize = 2000;
 
 /// Arguments of `copilot-bridge register`.
 #[derive(Debug, clap::Args)]
@@ -50,7 +46,8 @@ pub struct RegisterArgs {
     /// Edit this file instead of the client's usual one (the CLI is not used then).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Edit the config file directly even when the client's own CLI (`openclaw`) is on PATH.
+    /// Edit the config file directly even when the client's own CLI (`openclaw`, `claude`,
+    /// `copilot`) is on PATH.
     #[arg(long)]
     pub no_cli: bool,
 }
@@ -67,7 +64,8 @@ pub struct UnregisterArgs {
     /// Edit this file instead of the client's usual one (the CLI is not used then).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Edit the config file directly even when the client's own CLI (`openclaw`) is on PATH.
+    /// Edit the config file directly even when the client's own CLI (`openclaw`, `claude`,
+    /// `copilot`) is on PATH.
     #[arg(long)]
     pub no_cli: bool,
 }
@@ -128,13 +126,13 @@ pub fn unregister(global: &GlobalArgs, args: &UnregisterArgs) -> anyhow::Result<
     let before = file::read(&path)?;
     let names = args.client.server_names();
     let mut steps = Vec::new();
-    match (args.client.layout_kind(), openclaw_cli(&env, &target)) {
-        (_, Some(program)) => {
-            let current = json_doc::entries(&path, before.as_deref(), &["mcp", "servers"])?;
+    match (args.client.layout_kind(), client_cli(&env, &target)) {
+        (LayoutKind::Json(keys), Some((cli, program))) => {
+            let current = json_doc::entries(&path, before.as_deref(), keys)?;
             for name in names.iter().filter(|n| current.contains_key(**n)) {
                 steps.push(Step::Run {
                     program: program.clone(),
-                    args: vec!["mcp".into(), "unset".into(), (*name).to_owned()],
+                    args: cli.remove(name),
                     what: format!("remove {name}"),
                 });
             }
@@ -149,7 +147,7 @@ pub fn unregister(global: &GlobalArgs, args: &UnregisterArgs) -> anyhow::Result<
                 "remove our servers",
             );
         }
-        (LayoutKind::Toml, None) => {
+        (LayoutKind::Toml, _) => {
             let after = toml_doc::remove(&path, before.as_deref(), names)?;
             push_file(
                 &mut steps,
@@ -204,20 +202,14 @@ fn config_path(env: &EnvLayer, target: &Target<'_>) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// `openclaw` on PATH, when the target is OpenClaw's usual file and the CLI may be used.
-fn openclaw_cli(env: &EnvLayer, target: &Target<'_>) -> Option<PathBuf> {
-    if target.client != Client::Openclaw || target.no_cli || target.config.is_some() {
+/// The client's own CLI on PATH, when it has one, the target is its usual file and the CLI may
+/// be used.
+fn client_cli(env: &EnvLayer, target: &Target<'_>) -> Option<(Cli, PathBuf)> {
+    if target.no_cli || target.config.is_some() {
         return None;
     }
-    let path = env.get("PATH")?;
-    std::env::split_paths(path)
-        .map(|dir| dir.join("openclaw"))
-        .find(|candidate| is_executable(candidate))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    let cli = Cli::of(target.client)?;
+    Some((cli, cli.locate(env)?))
 }
 
 fn push_file(
@@ -245,47 +237,23 @@ fn plan_register(
     let path = config_path(env, target)?;
     let before = file::read(&path)?;
     let mut steps = Vec::new();
-    match (target.client.layout(binaries), openclaw_cli(env, target)) {
-        (Layout::Json { keys, entries }, Some(program)) => {
-            // OpenClaw's own CLI writes the file (and `add` probes the server first); we only
-            // decide what it must do, so a second register runs nothing at all.
+    match (target.client.layout(binaries), client_cli(env, target)) {
+        (Layout::Json { keys, entries }, Some((cli, program))) => {
+            // The client's own CLI writes the file; we only decide what it must do, so a
+            // second register runs nothing at all.
             let current = json_doc::entries(&path, before.as_deref(), keys)?;
             for entry in &entries {
-                match current.get(entry.name) {
-                    None => {
-                        let mut args = vec!["mcp", "add", entry.name, "--command"]
-                            .into_iter()
-                            .map(str::to_owned)
-                            .collect::<Vec<_>>();
-                        for (field, value) in &entry.fields {
-                            match (*field, value) {
-                                ("command", serde_json::Value::String(command)) => {
-                                    args.push(command.clone());
-                                }
-                                ("requestTimeoutMs", value) => {
-                                    let ms = value.as_u64().unwrap_or_default();
-                                    args.extend(["--timeout".to_owned(), (ms / 1000).to_string()]);
-                                }
-                                _ => {}
-                            }
-                        }
-                        steps.push(Step::Run {
-                            program: program.clone(),
-                            args,
-                            what: format!("add {}", entry.name),
-                        });
-                    }
-                    Some(existing) if json_doc::in_sync(existing, entry) => {}
-                    Some(existing) => steps.push(Step::Run {
+                let (commands, what) = match current.get(entry.name) {
+                    None => (cli.add(entry), "add"),
+                    Some(existing) if json_doc::in_sync(existing, entry) => continue,
+                    Some(existing) => (cli.update(entry, existing), "update"),
+                };
+                for args in commands {
+                    steps.push(Step::Run {
                         program: program.clone(),
-                        args: vec![
-                            "mcp".into(),
-                            "set".into(),
-                            entry.name.to_owned(),
-                            json_doc::merged(existing, entry).to_string(),
-                        ],
-                        what: format!("update {}", entry.name),
-                    }),
+                        args,
+                        what: format!("{what} {}", entry.name),
+                    });
                 }
             }
         }
@@ -386,7 +354,7 @@ fn finish(
                     out,
                     "{name}: would {what}: {} {}",
                     program.display(),
-                    shell_words(&args)
+                    client_cli::shell_words(&args)
                 )?,
             }
             continue;
@@ -420,8 +388,13 @@ fn finish(
                 args,
                 what,
             } => {
-                run_cli(&program, &args)?;
-                writeln!(out, "{name}: {what}: ran `openclaw {}`", shell_words(&args))?;
+                client_cli::run(&program, &args)?;
+                let shown = program.file_name().unwrap_or_default().to_string_lossy();
+                writeln!(
+                    out,
+                    "{name}: {what}: ran `{shown} {}`",
+                    client_cli::shell_words(&args)
+                )?;
             }
         }
     }
@@ -435,53 +408,4 @@ fn backup_note(saved: Option<PathBuf>) -> String {
     saved.map_or_else(String::new, |p| {
         format!(" (previous version: {})", p.display())
     })
-}
-
-/// Arguments quoted for a shell where they need it, for showing a command.
-fn shell_words(args: &[String]) -> String {
-    args.iter()
-        .map(|a| {
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:@".contains(c))
-            {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Runs one `openclaw mcp …` command with a bound, its output captured (and quoted when it
-/// fails).
-fn run_cli(program: &Path, args: &[String]) -> anyhow::Result<()> {
-    let mut command = tokio::process::Command::new(program);
-    command
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    let output = bridge_mcp::block_on(async {
-        tokio::time::timeout(OPENCLAW_CLI_TIMEOUT, command.output()).await
-    })?;
-    let shown = || format!("{} {}", program.display(), shell_words(args));
-    let output = match output {
-        Ok(result) => result.with_context(|| format!("cannot run {}", shown()))?,
-        Err(_) => anyhow::bail!(
-            "{} did not finish within {} s",
-            shown(),
-            OPENCLAW_CLI_TIMEOUT.as_secs()
-        ),
-    };
-    if !output.status.success() {
-        let said = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let said: String = said.trim().chars().take(QUOTED_OUTPUT_CHARS).collect();
-        anyhow::bail!("{} failed ({}): {said}", shown(), output.status);
-    }
-    Ok(())
 }

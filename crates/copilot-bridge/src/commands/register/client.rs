@@ -163,15 +163,14 @@ impl Client {
                     ],
                 }],
             ),
-            // The fields `claude mcp add --scope user` writes. Claude's call limit is its own
-            // MCP_TOOL_TIMEOUT, not a per-server setting.
+            // What `claude mcp add --scope user` writes (less `env`, which stays the user's).
+            // Claude's call limit is its own MCP_TOOL_TIMEOUT, not a per-server setting.
             Self::ClaudeCode => {
                 let fields = |command: &str| {
                     vec![
                         ("type", json!("stdio")),
                         ("command", json!(command)),
                         ("args", json!([])),
-                        ("env", json!({})),
                     ]
                 };
                 json(&["mcpServers"], pair(fields(&bridge), fields(&memory)))
