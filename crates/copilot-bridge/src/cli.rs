@@ -80,16 +80,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return crate::commands::validate::run(&cli.global, args);
     }
     // Registration needs no valid bridge configuration: it only writes a client's files.
-    match &command {
-        Command::Register(args) => {
-            bridge_core::logging::init_stderr("warn");
-            return crate::commands::register::register(&cli.global, args);
-        }
-        Command::Unregister(args) => {
-            bridge_core::logging::init_stderr("warn");
-            return crate::commands::register::unregister(&cli.global, args);
-        }
-        _ => {}
+    if let Command::Register(args) = &command {
+        bridge_core::logging::init_stderr("warn");
+        return crate::commands::register::register(&cli.global, args);
+    }
+    if let Command::Unregister(args) = &command {
+        bridge_core::logging::init_stderr("warn");
+        return crate::commands::register::unregister(&cli.global, args);
     }
     let config = cli.global.resolve().context("invalid configuration")?;
     bridge_core::logging::init_stderr(level(&config));

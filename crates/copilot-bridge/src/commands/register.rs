@@ -126,8 +126,8 @@ pub fn unregister(global: &GlobalArgs, args: &UnregisterArgs) -> anyhow::Result<
     let before = file::read(&path)?;
     let names = args.client.server_names();
     let mut steps = Vec::new();
-    match (args.client.layout_kind(), client_cli(&env, &target)) {
-        (LayoutKind::Json(keys), Some((cli, program))) => {
+    match (args.client.json_keys(), client_cli(&env, &target)) {
+        (Some(keys), Some((cli, program))) => {
             let current = json_doc::entries(&path, before.as_deref(), keys)?;
             for name in names.iter().filter(|n| current.contains_key(**n)) {
                 steps.push(Step::Run {
@@ -137,7 +137,7 @@ pub fn unregister(global: &GlobalArgs, args: &UnregisterArgs) -> anyhow::Result<
                 });
             }
         }
-        (LayoutKind::Json(keys), None) => {
+        (Some(keys), None) => {
             let after = json_doc::remove(&path, before.as_deref(), keys, names)?;
             push_file(
                 &mut steps,
@@ -147,7 +147,7 @@ pub fn unregister(global: &GlobalArgs, args: &UnregisterArgs) -> anyhow::Result<
                 "remove our servers",
             );
         }
-        (LayoutKind::Toml, _) => {
+        (None, _) => {
             let after = toml_doc::remove(&path, before.as_deref(), names)?;
             push_file(
                 &mut steps,
@@ -162,23 +162,6 @@ pub fn unregister(global: &GlobalArgs, args: &UnregisterArgs) -> anyhow::Result<
         steps.extend(plan_persona(&env, &path, false)?);
     }
     finish(args.client, &path, steps, args.print, "unregistered")
-}
-
-/// The shape of a client's file, without the entries.
-enum LayoutKind {
-    Json(&'static [&'static str]),
-    Toml,
-}
-
-impl Client {
-    fn layout_kind(self) -> LayoutKind {
-        match self {
-            Self::Openclaw => LayoutKind::Json(&["mcp", "servers"]),
-            Self::Copilot | Self::ClaudeCode | Self::Cursor => LayoutKind::Json(&["mcpServers"]),
-            Self::Vscode => LayoutKind::Json(&["servers"]),
-            Self::Codex => LayoutKind::Toml,
-        }
-    }
 }
 
 /// The running `copilot-bridge` and the `openclaw-memory` it would give its sessions, both
@@ -362,10 +345,11 @@ fn finish(
         match step {
             Step::File {
                 path,
+                before,
                 after: Edited::Text(after),
                 what,
-                ..
             } => {
+                unchanged_since_read(&path, before.as_deref())?;
                 let saved = file::write(&path, &after)?;
                 writeln!(
                     out,
@@ -374,7 +358,10 @@ fn finish(
                     backup_note(saved)
                 )?;
             }
-            Step::File { path, what, .. } => {
+            Step::File {
+                path, before, what, ..
+            } => {
+                unchanged_since_read(&path, before.as_deref())?;
                 let saved = file::delete(&path)?;
                 writeln!(
                     out,
@@ -402,6 +389,17 @@ fn finish(
         writeln!(out, "{name}: {done} ({})", path.display())?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses to write over a change someone else (a running client) made since we read the file:
+/// our edit was computed from the old text and would undo theirs.
+fn unchanged_since_read(path: &Path, before: Option<&str>) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        file::read(path)?.as_deref() == before,
+        "{} changed while it was being edited; nothing was written to it: run the command again",
+        path.display()
+    );
+    Ok(())
 }
 
 fn backup_note(saved: Option<PathBuf>) -> String {

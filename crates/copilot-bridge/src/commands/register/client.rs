@@ -85,6 +85,16 @@ impl Client {
         }
     }
 
+    /// The keys of the servers object in a JSON client's file; `None` for Codex's TOML.
+    pub fn json_keys(self) -> Option<&'static [&'static str]> {
+        match self {
+            Self::Openclaw => Some(&["mcp", "servers"]),
+            Self::Copilot | Self::ClaudeCode | Self::Cursor => Some(&["mcpServers"]),
+            Self::Vscode => Some(&["servers"]),
+            Self::Codex => None,
+        }
+    }
+
     /// The client's user-level config file, as the client itself finds it.
     pub fn config_path(self, env: &EnvLayer) -> Result<PathBuf, String> {
         let home = || {
@@ -125,7 +135,10 @@ impl Client {
     pub fn layout(self, binaries: &Binaries) -> Layout {
         let bridge = binaries.bridge.display().to_string();
         let memory = binaries.memory.display().to_string();
-        let json = |keys, entries| Layout::Json { keys, entries };
+        let json = |entries| Layout::Json {
+            keys: self.json_keys().unwrap_or_default(),
+            entries,
+        };
         let pair = |bridge_fields, memory_fields| {
             vec![
                 Entry {
@@ -141,28 +154,22 @@ impl Client {
         match self {
             // The same fields `openclaw mcp add --command … --timeout …` writes, so either way
             // of registering reads back as in sync.
-            Self::Openclaw => json(
-                &["mcp", "servers"],
-                pair(
-                    vec![
-                        ("command", json!(bridge)),
-                        ("requestTimeoutMs", json!(CALL_TIMEOUT_SECS * 1000)),
-                    ],
-                    vec![("command", json!(memory))],
-                ),
-            ),
-            Self::Copilot => json(
-                &["mcpServers"],
-                vec![Entry {
-                    name: MEMORY,
-                    fields: vec![
-                        ("type", json!("local")),
-                        ("command", json!(memory)),
-                        ("args", json!([])),
-                        ("tools", json!(["*"])),
-                    ],
-                }],
-            ),
+            Self::Openclaw => json(pair(
+                vec![
+                    ("command", json!(bridge)),
+                    ("requestTimeoutMs", json!(CALL_TIMEOUT_SECS * 1000)),
+                ],
+                vec![("command", json!(memory))],
+            )),
+            Self::Copilot => json(vec![Entry {
+                name: MEMORY,
+                fields: vec![
+                    ("type", json!("local")),
+                    ("command", json!(memory)),
+                    ("args", json!([])),
+                    ("tools", json!(["*"])),
+                ],
+            }]),
             // What `claude mcp add --scope user` writes (less `env`, which stays the user's).
             // Claude's call limit is its own MCP_TOOL_TIMEOUT, not a per-server setting.
             Self::ClaudeCode => {
@@ -173,7 +180,7 @@ impl Client {
                         ("args", json!([])),
                     ]
                 };
-                json(&["mcpServers"], pair(fields(&bridge), fields(&memory)))
+                json(pair(fields(&bridge), fields(&memory)))
             }
             Self::Codex => {
                 let fields = |command: &str| {
@@ -198,13 +205,10 @@ impl Client {
                     },
                 ])
             }
-            Self::Cursor => json(
-                &["mcpServers"],
-                pair(
-                    vec![("command", json!(bridge)), ("args", json!([]))],
-                    vec![("command", json!(memory)), ("args", json!([]))],
-                ),
-            ),
+            Self::Cursor => json(pair(
+                vec![("command", json!(bridge)), ("args", json!([]))],
+                vec![("command", json!(memory)), ("args", json!([]))],
+            )),
             Self::Vscode => {
                 let fields = |command: &str| {
                     vec![
@@ -213,7 +217,7 @@ impl Client {
                         ("args", json!([])),
                     ]
                 };
-                json(&["servers"], pair(fields(&bridge), fields(&memory)))
+                json(pair(fields(&bridge), fields(&memory)))
             }
         }
     }

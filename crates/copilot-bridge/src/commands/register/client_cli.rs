@@ -178,6 +178,8 @@ pub fn shell_words(args: &[String]) -> String {
 
 /// Runs one client command with a bound, its output captured (and quoted when it fails).
 pub fn run(program: &Path, args: &[String]) -> anyhow::Result<()> {
+    // The user's own CLI gets the user's whole environment (its config location, its profile),
+    // not the allowlist the agent's children get.
     let mut command = tokio::process::Command::new(program);
     command
         .args(args)
