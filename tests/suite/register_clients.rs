@@ -389,6 +389,18 @@ fn cursor_and_vscode_files_have_the_documented_shape_and_are_restored_exactly() 
     for (client, file, original, key, extra) in cases {
         std::fs::create_dir_all(file.parent().unwrap_or(home))?;
         std::fs::write(&file, original)?;
+        // --print shows the change and writes nothing.
+        let shown = bridge(&["register", client, "--print"], home, &path)?;
+        assert!(
+            shown.contains("would add our servers")
+                && shown.contains("+     \"copilot-bridge\": {"),
+            "{shown}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file)?,
+            original,
+            "{client} --print"
+        );
         bridge(&["register", client], home, &path)?;
         let written: Value = json5::from_str(&std::fs::read_to_string(&file)?)?;
         for server in ["copilot-bridge", "openclaw-memory"] {
