@@ -20,4 +20,5 @@ mod memory_protocol;
 mod memory_python;
 mod openclaw_probe;
 mod register_clients;
+mod register_openclaw_turn;
 mod stdio_servers;
