@@ -21,4 +21,6 @@ mod memory_gateway;
 mod memory_protocol;
 mod memory_python;
 mod openclaw_probe;
+mod register_clients;
+mod register_openclaw_turn;
 mod stdio_servers;

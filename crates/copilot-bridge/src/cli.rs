@@ -38,6 +38,12 @@ pub enum Command {
     /// Plan a big task as sub-tasks and run them in parallel Copilot sessions: events on
     /// stderr, the report on stdout; Ctrl-C stops every running sub-task.
     Orchestrate(OrchestrateCommand),
+    /// Register both servers with an MCP client (openclaw, copilot, claude-code, codex, cursor,
+    /// vscode) in its own user-level configuration, with absolute paths; running it again
+    /// changes nothing.
+    Register(crate::commands::register::RegisterArgs),
+    /// Remove what `register` added (and, for OpenClaw, the persona block), nothing else.
+    Unregister(crate::commands::register::UnregisterArgs),
     /// Copy stdin to stdout with secrets redacted, line for line (for scrubbing logs).
     Redact {
         /// Treat each line as a JSON value and redact its strings, so every line stays valid
@@ -73,6 +79,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         bridge_core::logging::init_stderr(cli.global.resolve().as_ref().map_or("warn", level));
         return crate::commands::validate::run(&cli.global, args);
     }
+    // Registration needs no valid bridge configuration: it only writes a client's files.
+    if let Command::Register(args) = &command {
+        bridge_core::logging::init_stderr("warn");
+        return crate::commands::register::register(&cli.global, args);
+    }
+    if let Command::Unregister(args) = &command {
+        bridge_core::logging::init_stderr("warn");
+        return crate::commands::register::unregister(&cli.global, args);
+    }
     let config = cli.global.resolve().context("invalid configuration")?;
     bridge_core::logging::init_stderr(level(&config));
     if matches!(
@@ -90,7 +105,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Exec(args) => crate::commands::exec::run(config, &args),
         Command::Orchestrate(args) => crate::commands::orchestrate::run(config, &args),
         Command::Redact { json } => crate::commands::redact::run(json),
-        Command::Validate(_) => unreachable!("handled above"),
+        Command::Validate(_) | Command::Register(_) | Command::Unregister(_) => {
+            unreachable!("handled above")
+        }
     }
 }
 

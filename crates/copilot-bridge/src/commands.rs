@@ -7,6 +7,8 @@ pub(crate) mod exec;
 pub(crate) mod orchestrate;
 /// `copilot-bridge redact`: secrets out of a stream.
 pub(crate) mod redact;
+/// `copilot-bridge register` and `unregister`: our servers in an MCP client's configuration.
+pub(crate) mod register;
 /// What `exec` and `orchestrate` share: one call through the in-process bridge, progress on
 /// stderr, the result on stdout, Ctrl-C.
 mod terminal;

@@ -20,4 +20,4 @@ pub use crate::binaries::binary_path;
 pub use crate::copilot::{ACP_ARGS, BYOK_API_KEY, CopilotBed};
 pub use crate::mcp_process::{McpProcess, READ_TIMEOUT};
 pub use crate::model_server::{MODEL_ID, ModelServer, RecordedRequest, Reply, UNSCRIPTED_REPLY};
-pub use crate::peers::{copilot_cli, openclaw, peer, peers_dir, python};
+pub use crate::peers::{claude_code, codex, copilot_cli, openclaw, peer, peers_dir, python};

@@ -1,5 +1,6 @@
 //! Locates the external test peers that `scripts/peers.sh` installs under `target/peers`: the
-//! official MCP Python SDK, the real Copilot CLI and the real OpenClaw gateway.
+//! official MCP Python SDK, the real Copilot CLI, the real OpenClaw gateway, and the real Claude
+//! Code and Codex CLIs.
 
 use std::path::PathBuf;
 
@@ -49,4 +50,28 @@ pub fn copilot_cli() -> PathBuf {
 /// `scripts/peers/openclaw.sh`.
 pub fn openclaw() -> PathBuf {
     peer("openclaw/bin/openclaw")
+}
+
+/// The real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned by
+/// `scripts/peers/claude-code.sh`): the platform's native executable.
+pub fn claude_code() -> PathBuf {
+    let arch = match std::env::consts::ARCH {
+        "aarch64" => "arm64",
+        _ => "x64",
+    };
+    peer(&format!(
+        "claude-code/node_modules/@anthropic-ai/claude-code-linux-{arch}/claude"
+    ))
+}
+
+/// The real Codex CLI (npm `@openai/codex`, pinned by `scripts/peers/codex.sh`): the
+/// platform's native executable.
+pub fn codex() -> PathBuf {
+    let (arch, triple) = match std::env::consts::ARCH {
+        "aarch64" => ("arm64", "aarch64-unknown-linux-musl"),
+        _ => ("x64", "x86_64-unknown-linux-musl"),
+    };
+    peer(&format!(
+        "codex/node_modules/@openai/codex-linux-{arch}/vendor/{triple}/bin/codex"
+    ))
 }
