@@ -3,12 +3,18 @@
 //! line-ranged chunks with the boosts in [`rank`], and answered with short, quotable line
 //! windows.
 
+/// What kind of thing a window states (a date, a number, a name, a place).
+mod answer;
 /// BM25 postings and scoring.
 pub mod bm25;
 /// Keeping the index fresh: refresh, add and remove files.
 mod build;
 /// Line-ranged chunking.
 pub mod chunk;
+/// Which fact is current: same-subject windows, newest first.
+mod current;
+/// What a query asks for.
+mod intent;
 /// Stemming and typo tolerance: words to terms.
 pub mod lexicon;
 /// Answering one query.
@@ -42,6 +48,9 @@ pub struct LocalHit {
     pub end_line: usize,
     /// Final score (BM25 times the boosts); higher is better.
     pub score: f32,
+    /// The search found nothing holding most of the query: this hit is a guess, not an
+    /// answer.
+    pub weak: bool,
     /// The window's text.
     pub snippet: String,
 }
@@ -74,6 +83,8 @@ struct IndexedFile {
     /// Lines holding a fact the notes mark as replaced: superseded `USER.md` directives and
     /// struck-through text. Sorted, 0-based.
     superseded: Vec<usize>,
+    /// Lines of active `USER.md` directives (bullet and continuation lines). Sorted, 0-based.
+    directives: Vec<usize>,
 }
 
 impl IndexedFile {
@@ -118,7 +129,7 @@ impl MemoryIndex {
         Self {
             store,
             analyzer: Analyzer::new(),
-            lexicon: Lexicon::new(),
+            lexicon: Lexicon::new(ranking.stemming),
             chunking: ChunkOptions::default(),
             ranking,
             bm25: Bm25Index::new(),

@@ -2,8 +2,11 @@
 //! few line windows scored with the factors of [`rank`](super::rank), the newer of two
 //! conflicting facts first, the score floor, and near-repeats held back.
 
+use crate::index::answer;
 use crate::index::bm25::{ChunkId, TermId};
 use crate::index::chunk::LineRange;
+use crate::index::current::{self, Fact};
+use crate::index::intent::{self, Wants};
 use crate::index::lexicon::QueryTerm;
 use crate::index::rank::{
     coverage_factor, focus_factor, newness_factor, proximity_factor, recency_factor,
@@ -18,17 +21,9 @@ const CANDIDATES_PER_RESULT: usize = 10;
 const MIN_CANDIDATES: usize = 50;
 /// Most distinct query terms considered; a pasted paragraph is not a query.
 const MAX_QUERY_TERMS: usize = 32;
-/// Ranked candidates looked at for conflicting facts (see `newer_first_on_conflict`).
-const CONFLICT_DEPTH: usize = 20;
-/// Share of the older note's matched query weight a newer note must hold to be taken as its
-/// replacement.
-const CONFLICT_OVERLAP: f32 = 0.55;
-/// How close to the older note's score a newer note on the same subject must come to be taken
-/// as its replacement.
-const CONFLICT_SCORE_RATIO: f32 = 0.4;
-/// How much a heading line counts toward a window: it names a section, the lines under it
-/// state the facts.
-const HEADING_FACTOR: f32 = 0.5;
+/// Ranked windows looked at for statements of the same subject: the two pages' worth of
+/// windows any reordering could bring onto the first page (`limit` is 5 by default).
+const CURRENT_DEPTH: usize = 20;
 /// Weight of a query word corrected for a typo: a guess counts a little less than a match.
 const CORRECTED_WEIGHT: f32 = 0.8;
 /// Most hits one chunk yields: a section can hold several separate answers (the directives of
@@ -42,40 +37,23 @@ impl MemoryIndex {
         if limit == 0 || self.bm25.is_empty() {
             return Vec::new();
         }
+        let wants = intent::wants(query);
+        let words = self.analyzer.terms(query);
         let query = self.query_terms(query);
         if query.terms.is_empty() {
             return Vec::new();
         }
-        let mut scores = vec![0.0_f32; self.bm25.slots()];
-        let mut held = vec![0.0_f32; self.bm25.slots()];
-        for term in &query.terms {
-            self.bm25
-                .accumulate(term.id, term.weight, &mut scores, &mut held);
-        }
-        // Candidates by how much of the query a chunk holds (IDF-weighted), then BM25: a long
-        // section (the directives of USER.md, a curated MEMORY.md) is not passed over for
-        // being long, since what gets ranked below is a few of its lines, not all of it.
-        let mut candidates: Vec<(ChunkId, f32, f32)> = held
-            .iter()
-            .zip(&scores)
-            .enumerate()
-            .filter(|(_, (h, _))| **h > 0.0)
-            .map(|(i, (h, s))| (ChunkId::try_from(i).unwrap_or(ChunkId::MAX), *h, *s))
-            .collect();
-        let by_weight = |a: &(ChunkId, f32, f32), b: &(ChunkId, f32, f32)| {
-            b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2))
-        };
-        let keep = (limit * CANDIDATES_PER_RESULT).max(MIN_CANDIDATES);
-        if candidates.len() > keep {
-            candidates.select_nth_unstable_by(keep, by_weight);
-            candidates.truncate(keep);
-        }
+        let preference = wants == Some(Wants::Directive) && self.ranking.preference_reach;
+        let candidates = self.candidates(&query, limit, preference);
 
         let search = Search {
             index: self,
             query,
             span: self.day_span(),
             today,
+            wants: wants.filter(|_| self.ranking.answer_type_boost > 0.0),
+            preference,
+            words,
         };
         let mut ranked: Vec<Ranked> = Vec::new();
         for (chunk, _, _) in candidates {
@@ -86,7 +64,22 @@ impl MemoryIndex {
             search.rank_windows(file, chunk, info.range, &mut ranked);
         }
         ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
-        self.newer_first_on_conflict(&mut ranked, &search.query);
+        if self.ranking.current_facts {
+            let terms = &search.query.terms;
+            let idf = |mask: u64| -> f32 {
+                (0..terms.len())
+                    .filter(|q| mask & (1 << q) != 0)
+                    .map(|q| terms[q].idf)
+                    .sum()
+            };
+            let rest = ranked.split_off(ranked.len().min(CURRENT_DEPTH));
+            ranked = current::newest_first(
+                ranked,
+                |r| self.fact(r, &search.query),
+                |a, b| current::same_subject(a, b, idf),
+            );
+            ranked.extend(rest);
+        }
         // The floor judges how well a window matches, not how old it is: an optional half-life
         // decay reorders hits but does not make old notes vanish.
         let best = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max);
@@ -94,7 +87,8 @@ impl MemoryIndex {
         let floor = best * self.ranking.relative_floor;
         // When no window holds most of the query, the search is a guess: return only the few
         // best guesses instead of a page of weak ones.
-        let limit = if best_covered < self.ranking.confident_coverage {
+        let weak = best_covered < self.ranking.confident_coverage;
+        let limit = if weak {
             limit.min(self.ranking.guess_limit)
         } else {
             limit
@@ -123,12 +117,13 @@ impl MemoryIndex {
                 start_line: window.start + 1,
                 end_line: window.end + 1,
                 score: r.score,
+                weak,
                 snippet: snippet::text(window, |i| file.line(i)),
             };
             // A routine line logged again and again ("standup: on schedule") is one answer,
             // not five: near-repeats of a hit already quoted wait until the end.
             let terms = window_terms(file, window);
-            if quoted.iter().any(|q| near_repeat(q, &terms)) {
+            if self.ranking.near_repeats && quoted.iter().any(|q| near_repeat(q, &terms)) {
                 repeats.push(hit);
                 continue;
             }
@@ -141,6 +136,57 @@ impl MemoryIndex {
         let room = limit - hits.len();
         hits.extend(repeats.into_iter().take(room));
         hits
+    }
+
+    /// The chunks worth ranking windows of: by how much of the query a chunk holds
+    /// (IDF-weighted), then BM25. A long section (the directives of USER.md, a curated
+    /// MEMORY.md) is not passed over for being long, since what gets ranked is a few of its
+    /// lines, not all of it.
+    fn candidates(
+        &self,
+        query: &Query,
+        limit: usize,
+        preference: bool,
+    ) -> Vec<(ChunkId, f32, f32)> {
+        let mut scores = vec![0.0_f32; self.bm25.slots()];
+        let mut held = vec![0.0_f32; self.bm25.slots()];
+        for term in &query.terms {
+            self.bm25
+                .accumulate(term.id, term.weight, &mut scores, &mut held);
+        }
+        let mut candidates: Vec<(ChunkId, f32, f32)> = held
+            .iter()
+            .zip(&scores)
+            .enumerate()
+            .filter(|(_, (h, _))| **h > 0.0)
+            .map(|(i, (h, s))| (ChunkId::try_from(i).unwrap_or(ChunkId::MAX), *h, *s))
+            .collect();
+        let by_weight = |a: &(ChunkId, f32, f32), b: &(ChunkId, f32, f32)| {
+            b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2))
+        };
+        let keep = (limit * CANDIDATES_PER_RESULT).max(MIN_CANDIDATES);
+        if candidates.len() > keep {
+            // A question about preferences keeps every chunk of a file with directives that
+            // shares a word with it, however little of the query it holds.
+            let reach: Vec<(ChunkId, f32, f32)> = if preference {
+                candidates
+                    .iter()
+                    .filter(|(chunk, _, _)| self.has_directives(*chunk))
+                    .copied()
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            candidates.select_nth_unstable_by(keep, by_weight);
+            candidates.truncate(keep);
+            for r in reach {
+                if !candidates.iter().any(|c| c.0 == r.0) {
+                    candidates.push(r);
+                }
+            }
+        }
+
+        candidates
     }
 
     /// The query's distinct terms with their weights, and the total IDF of every query word
@@ -157,7 +203,10 @@ impl MemoryIndex {
         let mut terms: Vec<Term> = Vec::new();
         let mut total_idf = 0.0;
         for word in &words {
-            let (id, weight) = match self.lexicon.lookup(word, &self.bm25) {
+            let lookup = self
+                .lexicon
+                .lookup(word, &self.bm25, self.ranking.typo_tolerance);
+            let (id, weight) = match lookup {
                 QueryTerm::Known(id) => (id, 1.0),
                 QueryTerm::Corrected(id) => (id, CORRECTED_WEIGHT),
                 QueryTerm::Unknown => {
@@ -178,57 +227,35 @@ impl MemoryIndex {
         }
     }
 
-    /// When a newer note (or a curated file) states something about the same thing as an older
-    /// note ranked above it — the same most telling query word — and scores nearly as well, it
-    /// is the current fact: it moves above the older one. This is what settles "which is
-    /// current" without a decay that would bury year-old notes.
-    fn newer_first_on_conflict(&self, ranked: &mut [Ranked], query: &Query) {
-        let key = |lines: &[LineMatch]| -> Option<usize> {
-            let mask = lines
-                .iter()
-                .filter(|l| l.factor >= 1.0)
-                .fold(0_u64, |acc, l| acc | l.mask);
-            (0..query.terms.len())
-                .filter(|q| mask & (1 << q) != 0)
-                .max_by(|a, b| query.terms[*a].idf.total_cmp(&query.terms[*b].idf))
-        };
-        let age = |chunk: ChunkId| -> i64 {
-            let file = self.chunk_info[chunk as usize].file;
+    /// What the current-fact groups need to know of a ranked window.
+    fn fact(&self, r: &Ranked, query: &Query) -> Fact {
+        let file = self.chunk_info[r.chunk as usize].file;
+        // The subject is the most telling query word the window holds (highest IDF): "Who is
+        // Maya's manager?" groups "Manager: Priya" with "Maya's manager is Tom", not every
+        // note naming Maya.
+        // What the window's score counts: its lines and its section (heading, neighbours).
+        let mask = r.section;
+        let key = (0..query.terms.len())
+            .filter(|q| mask & (1 << q) != 0)
+            .max_by(|a, b| query.terms[*a].idf.total_cmp(&query.terms[*b].idf));
+        Fact {
+            subject: key.map_or(0, |q| 1 << q),
+            terms: mask,
             // Curated files (MEMORY.md, USER.md) hold the current state: newest of all.
-            self.files[file as usize]
+            day: self.files[file as usize]
                 .as_ref()
                 .and_then(|f| f.day)
-                .unwrap_or(i64::MAX)
-        };
-        let idf_of = |mask: u64| -> f32 {
-            query
-                .terms
-                .iter()
-                .enumerate()
-                .filter(|(q, _)| mask & (1 << q) != 0)
-                .map(|(_, t)| t.idf)
-                .sum()
-        };
-        let considered = ranked.len().min(CONFLICT_DEPTH);
-        for j in 1..considered {
-            let mut at = j;
-            while at > 0 {
-                let (older, newer) = (&ranked[at - 1], &ranked[at]);
-                // The newer chunk must hold most of what the older one matched (by IDF): a
-                // note that merely shares one word ("invoices" beside "invoicing PostgreSQL")
-                // is not a replacement.
-                let (old_mask, new_mask) = (chunk_mask(&older.lines), chunk_mask(&newer.lines));
-                let covers = idf_of(old_mask & new_mask) >= idf_of(old_mask) * CONFLICT_OVERLAP;
-                let same_subject =
-                    covers && key(&older.lines).is_some() && key(&older.lines) == key(&newer.lines);
-                let close = newer.relevance >= older.relevance * CONFLICT_SCORE_RATIO;
-                if !(same_subject && close && age(newer.chunk) > age(older.chunk)) {
-                    break;
-                }
-                ranked.swap(at - 1, at);
-                at -= 1;
-            }
+                .unwrap_or(i64::MAX),
+            replaced: r.replaced,
         }
+    }
+
+    /// Whether a chunk's file holds active directives (`USER.md`).
+    fn has_directives(&self, chunk: ChunkId) -> bool {
+        let file = self.chunk_info[chunk as usize].file;
+        self.files[file as usize]
+            .as_ref()
+            .is_some_and(|f| !f.directives.is_empty())
     }
 
     /// Each line of a chunk with its query terms and how much it counts.
@@ -241,7 +268,7 @@ impl MemoryIndex {
                 let factor = if file.superseded.binary_search(&i).is_ok() {
                     self.ranking.superseded_factor
                 } else if file.line(i).trim_start().starts_with('#') {
-                    HEADING_FACTOR
+                    self.ranking.heading_factor
                 } else {
                     1.0
                 };
@@ -266,6 +293,13 @@ struct Search<'a> {
     span: Option<(i64, i64)>,
     /// Today, for the optional half-life decay.
     today: Option<i64>,
+    /// What the query asks for, when the answer-type boost is on.
+    wants: Option<Wants>,
+    /// A question about preferences, reaching `USER.md`'s directives.
+    preference: bool,
+    /// The query's words as the analyzer sees them (not stemmed): what a window must hold
+    /// besides them to hold an answer.
+    words: Vec<String>,
 }
 
 impl Search<'_> {
@@ -285,8 +319,10 @@ impl Search<'_> {
         let lines = self.index.line_matches(file, range, &masks);
         let weights: Vec<f32> = query.terms.iter().map(|t| t.idf).collect();
         let whole = snippet::window_value(&lines, &weights);
+        let section = chunk_mask(&lines);
+        let reach = self.preference && !file.directives.is_empty();
         // No window holds more than the whole chunk.
-        if whole < ranking.min_coverage * query.total_idf {
+        if whole < ranking.min_coverage * query.total_idf && !reach {
             return;
         }
         let newness = newness_factor(ranking, file.day, self.span);
@@ -303,10 +339,13 @@ impl Search<'_> {
             let value = snippet::window_value(held, &weights);
             let raw = value + ranking.context_weight * (whole - value);
             let covered = (raw / query.total_idf).min(1.0);
-            if covered < ranking.min_coverage {
+            let (first, last) = (range.start + start, range.start + end);
+            let directive = (first..=last)
+                .filter(|&i| lines[i - range.start].mask != 0)
+                .any(|i| file.directives.binary_search(&i).is_ok());
+            if covered < ranking.min_coverage && !(reach && directive) {
                 continue;
             }
-            let (first, last) = (range.start + start, range.start + end);
             let present = positions_in(file, first, last, &query.terms);
             // Every matching line of the window holds a replaced fact.
             let replaced = !file.superseded.is_empty()
@@ -319,12 +358,25 @@ impl Search<'_> {
                 1.0
             };
             let terms = file.term_starts[last + 1] - file.term_starts[first];
+            let answers = match self.wants {
+                Some(Wants::Directive) => directive,
+                Some(wants) => {
+                    (first..=last).any(|i| answer::holds(wants, file.line(i), &self.words))
+                }
+                None => false,
+            };
+            let answer_type = if answers {
+                1.0 + ranking.answer_type_boost
+            } else {
+                1.0
+            };
             let relevance = raw
                 * coverage_factor(ranking, covered)
                 * proximity_factor(ranking, &present)
                 * focus_factor(ranking, terms as usize)
                 * newness
-                * superseded;
+                * superseded
+                * answer_type;
             let window = snippet::quoted(
                 LineRange {
                     start: first,
@@ -339,7 +391,8 @@ impl Search<'_> {
                 score: relevance * decay,
                 relevance,
                 covered,
-                lines: held.to_vec(),
+                replaced,
+                section,
             });
         }
     }
@@ -355,8 +408,10 @@ struct Ranked {
     score: f32,
     relevance: f32,
     covered: f32,
-    /// The window's lines with their query terms.
-    lines: Vec<LineMatch>,
+    /// Every matching line holds a replaced fact.
+    replaced: bool,
+    /// The query terms anywhere in the window's chunk (its section).
+    section: u64,
 }
 
 /// A query term matched to the index.

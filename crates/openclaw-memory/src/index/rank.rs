@@ -9,6 +9,10 @@
 )]
 
 /// How the final score is put together.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent switches, each turned off alone by the ablation in tests/relevance.rs"
+)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankOptions {
     /// Weight of query coverage: a chunk holding every query word scores up to `1 + this`
@@ -43,8 +47,29 @@ pub struct RankOptions {
     /// Share of the query's IDF the best hit must hold for the search to return a full page;
     /// below it the search is a guess and returns at most [`Self::guess_limit`] hits.
     pub confident_coverage: f32,
-    /// Most hits returned when the best one holds less than [`Self::confident_coverage`].
+    /// Most hits returned when the best one holds less than [`Self::confident_coverage`];
+    /// they are marked weak.
     pub guess_limit: usize,
+    /// How much a heading line counts toward a window: it names a section, the lines under it
+    /// state the facts.
+    pub heading_factor: f32,
+    /// Word forms share a term (Porter2 stemming). Read when the index is built.
+    pub stemming: bool,
+    /// Query words the notes never use are matched to the closest word they do use.
+    pub typo_tolerance: bool,
+    /// A window sharing most of its words with one already shown (a routine line logged
+    /// again) waits until the end.
+    pub near_repeats: bool,
+    /// Windows stating something about the same subject (the same query words) are one
+    /// group, ordered newest note first, a superseded fact after the one that replaced it.
+    pub current_facts: bool,
+    /// Factor `1 + this` for a window holding what the query asks for: a place for "where",
+    /// a date for "when", a person for "who", a number for "how many", an active `USER.md`
+    /// directive for a question about preferences. 0 turns it off.
+    pub answer_type_boost: f32,
+    /// A question about preferences reaches `USER.md`'s active directives even when they
+    /// share a single word with it (the coverage floors do not apply to them).
+    pub preference_reach: bool,
 }
 
 impl Default for RankOptions {
@@ -62,6 +87,13 @@ impl Default for RankOptions {
             focus: 0.2,
             confident_coverage: 0.7,
             guess_limit: 2,
+            heading_factor: 0.5,
+            stemming: true,
+            typo_tolerance: true,
+            near_repeats: true,
+            current_facts: true,
+            answer_type_boost: 0.5,
+            preference_reach: true,
         }
     }
 }
