@@ -158,14 +158,32 @@ impl MemoryIndex {
     }
 }
 
+/// Markers that say a line's fact was replaced, besides strike-through: "(superseded)",
+/// "[outdated]". Lower case; matched case-insensitively after an opening bracket. "no longer"
+/// is not one: "Maya no longer drives the Subaru; she has a Kia" states the new fact.
+const REPLACED_MARKERS: &[&str] = &["superseded", "outdated", "obsolete"];
+
+/// Whether a line carries a replaced-fact marker: `~~struck~~` text, or a bracketed marker.
+fn marked_replaced(line: &str) -> bool {
+    if line.matches("~~").count() >= 2 {
+        return true;
+    }
+    let lower = line.to_ascii_lowercase();
+    lower.match_indices(['(', '[']).any(|(i, _)| {
+        let after = lower[i + 1..].trim_start();
+        REPLACED_MARKERS.iter().any(|m| after.starts_with(m))
+    })
+}
+
 /// The lines of a file that hold replaced facts, and those of active directives. Replaced:
 /// in `USER.md` files, the superseded directives (their bullet and continuation lines);
-/// anywhere, lines with struck-through text (`~~…~~`). Both sorted.
+/// anywhere, lines marked replaced (struck-through text, "(superseded)"). Both sorted,
+/// 0-based.
 fn marked_lines(path: &MemoryPath, text: &str) -> (Vec<usize>, Vec<usize>) {
     let mut superseded: Vec<usize> = text
         .lines()
         .enumerate()
-        .filter(|(_, line)| line.matches("~~").count() >= 2)
+        .filter(|(_, line)| marked_replaced(line))
         .map(|(i, _)| i)
         .collect();
     let mut active = Vec::new();
@@ -195,4 +213,22 @@ fn marked_lines(path: &MemoryPath, text: &str) -> (Vec<usize>, Vec<usize>) {
     // A struck-through active directive is replaced all the same.
     active.retain(|i| superseded.binary_search(i).is_err());
     (superseded, active)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn struck_and_bracketed_markers_mark_a_replaced_fact() {
+        assert!(marked_replaced("- ~~Laptop: ThinkPad~~ Framework 13"));
+        assert!(marked_replaced("- Gym: Crossfit North (superseded)"));
+        assert!(marked_replaced("- Bank: Chase [Outdated]"));
+        assert!(!marked_replaced(
+            "- Maya no longer drives the Subaru; she has a Kia."
+        ));
+        assert!(!marked_replaced(
+            "- Bank: BECU (replaced Chase in February)."
+        ));
+    }
 }
