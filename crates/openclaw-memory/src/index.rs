@@ -419,6 +419,27 @@ mod tests {
     }
 
     #[test]
+    fn a_search_holding_little_of_the_query_returns_two_weak_guesses() {
+        let dir = TempDir::new().unwrap();
+        for day in 1..=6 {
+            let what = if day % 2 == 0 { "ukulele" } else { "bread" };
+            write(
+                dir.path(),
+                &format!("memory/2026-03-0{day}.md"),
+                &format!("- Day {day}: bought {what}.\n"),
+            );
+        }
+        let index = index(&dir);
+        let sure = index.search("ukulele", 5, None);
+        assert_eq!(sure.len(), 3);
+        assert!(sure.iter().all(|h| !h.weak), "{sure:?}");
+        // "saxophone" is in no note: the best hit holds half of the query, a guess.
+        let guess = index.search("ukulele saxophone", 5, None);
+        assert_eq!(guess.len(), 2, "{guess:?}");
+        assert!(guess.iter().all(|h| h.weak), "{guess:?}");
+    }
+
+    #[test]
     fn empty_or_stopword_queries_find_nothing() {
         let dir = TempDir::new().unwrap();
         write(dir.path(), "MEMORY.md", "- the fact\n");

@@ -168,10 +168,14 @@ fn marked_replaced(line: &str) -> bool {
     if line.matches("~~").count() >= 2 {
         return true;
     }
-    let lower = line.to_ascii_lowercase();
-    lower.match_indices(['(', '[']).any(|(i, _)| {
-        let after = lower[i + 1..].trim_start();
-        REPLACED_MARKERS.iter().any(|m| after.starts_with(m))
+    // No allocation: every line of every note passes here during an index build.
+    line.match_indices(['(', '[']).any(|(i, _)| {
+        let after = line[i + 1..].trim_start().as_bytes();
+        REPLACED_MARKERS.iter().any(|m| {
+            after
+                .get(..m.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(m.as_bytes()))
+        })
     })
 }
 
