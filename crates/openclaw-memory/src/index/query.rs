@@ -1,6 +1,7 @@
-//! Answering one query: the query's terms and weights, BM25 candidates, each candidate's best
-//! few line windows scored with the factors of [`rank`](super::rank), the newer of two
-//! conflicting facts first, the score floor, and near-repeats held back.
+//! Answering one query: the query's terms and weights (and what it asks for), BM25
+//! candidates, each candidate's best few line windows scored with the factors of
+//! [`rank`](super::rank), statements of the same subject newest first
+//! ([`current`](super::current)), the score floors, and weak guesses.
 
 use crate::index::answer;
 use crate::index::bm25::{ChunkId, TermId};
@@ -194,10 +195,11 @@ impl MemoryIndex {
     /// What the current-fact groups need to know of a ranked window.
     fn fact(&self, r: &Ranked, query: &Query) -> Fact {
         let file = self.chunk_info[r.chunk as usize].file;
-        // The subject is the most telling query word the window holds (highest IDF): "Who is
-        // Maya's manager?" groups "Manager: Priya" with "Maya's manager is Tom", not every
-        // note naming Maya.
-        // What the window's score counts: its lines and its section (heading, neighbours).
+        // The words the window's section holds (its heading and neighbours, not just its lines:
+        // "invoicing PostgreSQL" far apart in one note is not the same statement as a newer
+        // note naming only PostgreSQL). The key is the most telling of them (highest IDF):
+        // "Who is Maya's manager?" groups "Manager: Priya" with "Maya's manager is Tom", not
+        // every note naming Maya.
         let mask = r.section;
         let key = (0..query.terms.len())
             .filter(|q| mask & (1 << q) != 0)
