@@ -200,6 +200,7 @@ mod tests {
         );
         let hits = index(&dir).search("invoicing PostgreSQL", 5, None);
         assert_eq!(paths(&hits)[0], "memory/2026-03-01.md");
+        assert!(!hits[0].weak, "{hits:?}");
     }
 
     #[test]

@@ -82,10 +82,17 @@ impl MemoryIndex {
         // The floor judges how well a window matches, not how old it is: an optional half-life
         // decay reorders hits but does not make old notes vanish.
         let best = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max);
-        let best_covered = ranked.iter().map(|r| r.covered).fold(0.0_f32, f32::max);
+        // Confidence is judged on a hit's section, not its few quoted lines: a note holding the
+        // whole query in two far-apart bullets answers it. (Judged on the lines, both labelled
+        // sets score the same, but such a hit was marked weak.)
+        let total = search.query.total_idf;
+        let best_covered = ranked
+            .iter()
+            .map(|r| (r.held / total).min(1.0))
+            .fold(0.0_f32, f32::max);
         let floor = best * self.ranking.relative_floor;
-        // When no window holds most of the query, the search is a guess: return only the few
-        // best guesses instead of a page of weak ones.
+        // When no section holds most of the query, the search is a guess: return only the few
+        // best guesses, marked weak, instead of a page of them.
         let weak = best_covered < self.ranking.confident_coverage;
         let limit = if weak {
             limit.min(self.ranking.guess_limit)
@@ -306,7 +313,6 @@ impl Search<'_> {
                 window,
                 score: relevance * decay,
                 relevance,
-                covered,
                 held,
                 replaced,
                 section,
@@ -316,7 +322,7 @@ impl Search<'_> {
 }
 
 /// A candidate hit: a few lines of one chunk with their score (`relevance` before the
-/// optional half-life decay) and the share of the query they hold.
+/// optional half-life decay) and what its section holds of the query.
 #[derive(Debug)]
 struct Ranked {
     chunk: ChunkId,
@@ -324,8 +330,8 @@ struct Ranked {
     window: LineRange,
     score: f32,
     relevance: f32,
-    covered: f32,
-    /// Its chunk's query weight (IDF held), which breaks ties.
+    /// Its chunk's query weight (IDF held): it breaks ties and says whether the search is a
+    /// guess.
     held: f32,
     /// Every matching line holds a replaced fact.
     replaced: bool,
