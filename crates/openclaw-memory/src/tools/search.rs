@@ -190,7 +190,8 @@ fn render(output: &SearchOutput) -> String {
 impl MemoryServer {
     /// Search OpenClaw's memory (MEMORY.md, daily notes in memory/, USER.md) for notes about a
     /// topic. Returns the best matching line ranges with a citation (`path#L4-L9`) for each;
-    /// read more around a hit with openclaw_memory_read. Read-only.
+    /// read more around a hit with openclaw_memory_read. When nothing holds most of the query
+    /// it returns at most 2 hits marked `weak: true`: guesses, not answers. Read-only.
     #[tool(
         name = "openclaw_memory_search",
         annotations(title = "Search OpenClaw memory", read_only_hint = true, open_world_hint = false),
