@@ -441,6 +441,37 @@ mod tests {
     }
 
     #[test]
+    fn the_end_to_end_workspace_answers_as_the_python_suite_expects() {
+        // The workspace of tests/python/memory_e2e.py, checked here without the peers.
+        let dir = TempDir::new().unwrap();
+        write(
+            dir.path(),
+            "MEMORY.md",
+            "# MEMORY.md\n\n- The user's home server is called \"bluefin\" and runs Debian 12.\n- Decision 2026-11-20: use PostgreSQL 16 for the invoicing project, not MySQL.\n",
+        );
+        write(
+            dir.path(),
+            "memory/2026-11-21.md",
+            "# 2026-11-21\n\n- Debugged the tokio-tungstenite reconnect loop with the user; exponential backoff capped at 30s.\n- User mentioned they will travel to Lisbon next week.\n",
+        );
+        let index = index(&dir);
+        let hits = index.search("PostgreSQL invoicing", 5, None);
+        assert_eq!(
+            (
+                paths(&hits)[0].as_str(),
+                hits[0].start_line,
+                hits[0].end_line
+            ),
+            ("MEMORY.md", 4, 4)
+        );
+        assert_eq!(
+            paths(&index.search("Lisbon backoff", 1, None)),
+            ["memory/2026-11-21.md"]
+        );
+        assert!(index.search("kangaroo", 5, None).is_empty());
+    }
+
+    #[test]
     fn empty_or_stopword_queries_find_nothing() {
         let dir = TempDir::new().unwrap();
         write(dir.path(), "MEMORY.md", "- the fact\n");
