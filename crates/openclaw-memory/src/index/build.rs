@@ -110,7 +110,7 @@ impl MemoryIndex {
             self.files.len() - 1
         };
         let slot_id = u32::try_from(slot).unwrap_or(u32::MAX);
-        let superseded = superseded_lines(&path, &text);
+        let (superseded, directives) = marked_lines(&path, &text);
         let mut file = IndexedFile {
             day: path.note_day(),
             path: path.clone(),
@@ -121,6 +121,7 @@ impl MemoryIndex {
             terms: Vec::new(),
             term_starts: Vec::new(),
             superseded,
+            directives,
         };
         let lines: Vec<&str> = (0..file.line_count()).map(|i| file.line(i)).collect();
         let mut terms: Vec<TermId> = Vec::with_capacity(file.text.len() / 6);
@@ -157,31 +158,81 @@ impl MemoryIndex {
     }
 }
 
-/// The lines of a file that hold replaced facts: in `USER.md` files, the superseded directives
-/// (their bullet and continuation lines); anywhere, lines with struck-through text (`~~…~~`).
-fn superseded_lines(path: &MemoryPath, text: &str) -> Vec<usize> {
-    let mut lines: Vec<usize> = text
+/// Markers that say a line's fact was replaced, besides strike-through: "(superseded)",
+/// "[outdated]". Lower case; matched case-insensitively after an opening bracket. "no longer"
+/// is not one: "Maya no longer drives the Subaru; she has a Kia" states the new fact.
+const REPLACED_MARKERS: &[&str] = &["superseded", "outdated", "obsolete"];
+
+/// Whether a line carries a replaced-fact marker: `~~struck~~` text, or a bracketed marker.
+fn marked_replaced(line: &str) -> bool {
+    if line.matches("~~").count() >= 2 {
+        return true;
+    }
+    // No allocation: every line of every note passes here during an index build.
+    line.match_indices(['(', '[']).any(|(i, _)| {
+        let after = line[i + 1..].trim_start().as_bytes();
+        REPLACED_MARKERS.iter().any(|m| {
+            after
+                .get(..m.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(m.as_bytes()))
+        })
+    })
+}
+
+/// The lines of a file that hold replaced facts, and those of active directives. Replaced:
+/// in `USER.md` files, the superseded directives (their bullet and continuation lines);
+/// anywhere, lines marked replaced (struck-through text, "(superseded)"). Both sorted,
+/// 0-based.
+fn marked_lines(path: &MemoryPath, text: &str) -> (Vec<usize>, Vec<usize>) {
+    let mut superseded: Vec<usize> = text
         .lines()
         .enumerate()
-        .filter(|(_, line)| line.matches("~~").count() >= 2)
+        .filter(|(_, line)| marked_replaced(line))
         .map(|(i, _)| i)
         .collect();
+    let mut active = Vec::new();
     if path.is_user_file() {
         let all: Vec<&str> = text.lines().collect();
-        for directive in crate::prefs::parse(text).superseded {
-            // `line` is 1-based; the directive runs until a blank line or the next bullet.
-            let first = directive.line.saturating_sub(1);
-            lines.push(first);
-            for (i, line) in all.iter().enumerate().skip(first + 1) {
-                let t = line.trim_start();
-                if t.is_empty() || t.starts_with(['-', '*', '+', '#', '<']) {
-                    break;
-                }
-                lines.push(i);
-            }
+        let directives = crate::prefs::parse(text);
+        // `line` is 1-based; a directive runs until a blank line or the next bullet.
+        let lines_of = |line: usize| {
+            let first = line.saturating_sub(1);
+            let rest = all.iter().enumerate().skip(first + 1).take_while(|(_, l)| {
+                let t = l.trim_start();
+                !(t.is_empty() || t.starts_with(['-', '*', '+', '#', '<']))
+            });
+            std::iter::once(first).chain(rest.map(|(i, _)| i))
+        };
+        for d in &directives.superseded {
+            superseded.extend(lines_of(d.line));
+        }
+        for d in &directives.active {
+            active.extend(lines_of(d.line));
         }
     }
-    lines.sort_unstable();
-    lines.dedup();
-    lines
+    for lines in [&mut superseded, &mut active] {
+        lines.sort_unstable();
+        lines.dedup();
+    }
+    // A struck-through active directive is replaced all the same.
+    active.retain(|i| superseded.binary_search(i).is_err());
+    (superseded, active)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn struck_and_bracketed_markers_mark_a_replaced_fact() {
+        assert!(marked_replaced("- ~~Laptop: ThinkPad~~ Framework 13"));
+        assert!(marked_replaced("- Gym: Crossfit North (superseded)"));
+        assert!(marked_replaced("- Bank: Chase [Outdated]"));
+        assert!(!marked_replaced(
+            "- Maya no longer drives the Subaru; she has a Kia."
+        ));
+        assert!(!marked_replaced(
+            "- Bank: BECU (replaced Chase in February)."
+        ));
+    }
 }

@@ -16,7 +16,8 @@ const MIN_TWO_TYPO_CHARS: usize = 10;
 
 /// Words to terms, with the stemmer and the cache of words seen in notes.
 pub struct Lexicon {
-    stemmer: Stemmer,
+    /// `None` when stemming is off (ablation).
+    stemmer: Option<Stemmer>,
     /// Every word seen in a note, with its term (its stem's id). FxHash for the same reason as
     /// the BM25 vocabulary: it is on the hottest loop of an index build.
     words: FxHashMap<Box<str>, TermId>,
@@ -32,7 +33,7 @@ impl std::fmt::Debug for Lexicon {
 
 impl Default for Lexicon {
     fn default() -> Self {
-        Self::new()
+        Self::new(true)
     }
 }
 
@@ -48,10 +49,10 @@ pub enum QueryTerm {
 }
 
 impl Lexicon {
-    /// An empty lexicon.
-    pub fn new() -> Self {
+    /// An empty lexicon, stemming words or not.
+    pub fn new(stemming: bool) -> Self {
         Self {
-            stemmer: Stemmer::create(Algorithm::English),
+            stemmer: stemming.then(|| Stemmer::create(Algorithm::English)),
             words: FxHashMap::default(),
         }
     }
@@ -59,10 +60,10 @@ impl Lexicon {
     /// The stem of `word` (already lowercase).
     pub fn stem<'a>(&self, word: &'a str) -> std::borrow::Cow<'a, str> {
         // Digits, versions and ids ("16", "x1") are kept as they are.
-        if word.bytes().any(|b| b.is_ascii_digit()) {
-            return std::borrow::Cow::Borrowed(word);
+        match &self.stemmer {
+            Some(stemmer) if !word.bytes().any(|b| b.is_ascii_digit()) => stemmer.stem(word),
+            _ => std::borrow::Cow::Borrowed(word),
         }
-        self.stemmer.stem(word)
     }
 
     /// The term of a word in a note, interning its stem when new.
@@ -77,7 +78,7 @@ impl Lexicon {
 
     /// The term of a query word: its own or its stem's, else the closest word the notes use
     /// (edit distance 1 for words of 6+ characters, 2 for 10+), the most common one on ties.
-    pub fn lookup(&self, word: &str, bm25: &Bm25Index) -> QueryTerm {
+    pub fn lookup(&self, word: &str, bm25: &Bm25Index, typos: bool) -> QueryTerm {
         let known = self
             .words
             .get(word)
@@ -85,6 +86,9 @@ impl Lexicon {
             .or_else(|| bm25.term_id(&self.stem(word)));
         if let Some(id) = known.filter(|id| bm25.doc_freq(*id) > 0) {
             return QueryTerm::Known(id);
+        }
+        if !typos {
+            return QueryTerm::Unknown;
         }
         let chars = word.chars().count();
         let max_distance = match chars {
@@ -122,7 +126,7 @@ mod tests {
     use super::*;
 
     fn lexicon_of(words: &[&str]) -> (Lexicon, Bm25Index) {
-        let mut lexicon = Lexicon::new();
+        let mut lexicon = Lexicon::new(true);
         let mut bm25 = Bm25Index::new();
         let mut tokens: Vec<TermId> = words.iter().map(|w| lexicon.intern(w, &mut bm25)).collect();
         bm25.add_chunk(&mut tokens);
@@ -132,11 +136,11 @@ mod tests {
     #[test]
     fn word_forms_share_a_term() {
         let (lexicon, bm25) = lexicon_of(&["passport", "renewed", "vaccines"]);
-        let known = |w: &str| matches!(lexicon.lookup(w, &bm25), QueryTerm::Known(_));
+        let known = |w: &str| matches!(lexicon.lookup(w, &bm25, true), QueryTerm::Known(_));
         assert!(known("passports") && known("renewing") && known("vaccinations"));
         assert_eq!(
-            lexicon.lookup("renewing", &bm25),
-            lexicon.lookup("renewed", &bm25)
+            lexicon.lookup("renewing", &bm25, true),
+            lexicon.lookup("renewed", &bm25, true)
         );
     }
 
@@ -144,26 +148,29 @@ mod tests {
     fn long_misspellings_are_corrected_and_short_unknown_words_are_not() {
         let (lexicon, bm25) = lexicon_of(&["passport", "anniversary", "bloom", "greenway"]);
         assert_eq!(
-            lexicon.lookup("pasport", &bm25),
-            lexicon.lookup("passport", &bm25).corrected()
+            lexicon.lookup("pasport", &bm25, true),
+            lexicon.lookup("passport", &bm25, true).corrected()
         );
         assert!(matches!(
-            lexicon.lookup("anniversery", &bm25),
+            lexicon.lookup("anniversery", &bm25, true),
             QueryTerm::Corrected(_)
         ));
         assert!(matches!(
-            lexicon.lookup("greenwey", &bm25),
+            lexicon.lookup("greenwey", &bm25, true),
             QueryTerm::Corrected(_)
         ));
-        assert_eq!(lexicon.lookup("blood", &bm25), QueryTerm::Unknown);
-        assert_eq!(lexicon.lookup("saxophone", &bm25), QueryTerm::Unknown);
+        assert_eq!(lexicon.lookup("blood", &bm25, true), QueryTerm::Unknown);
+        assert_eq!(lexicon.lookup("saxophone", &bm25, true), QueryTerm::Unknown);
     }
 
     #[test]
     fn numbers_are_not_stemmed_or_corrected() {
         let (lexicon, bm25) = lexicon_of(&["2026", "x1"]);
-        assert!(matches!(lexicon.lookup("2026", &bm25), QueryTerm::Known(_)));
-        assert_eq!(lexicon.lookup("2027", &bm25), QueryTerm::Unknown);
+        assert!(matches!(
+            lexicon.lookup("2026", &bm25, true),
+            QueryTerm::Known(_)
+        ));
+        assert_eq!(lexicon.lookup("2027", &bm25, true), QueryTerm::Unknown);
     }
 
     impl QueryTerm {

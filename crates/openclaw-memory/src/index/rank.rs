@@ -1,50 +1,58 @@
-//! Re-ranking BM25 candidates: boosts for covering more of the query (by IDF, so the rare
-//! words count most) and for query words that stand close together (a phrase), a mild
-//! preference for newer notes that settles ties between conflicting facts without burying old
-//! ones, a demotion for superseded facts, an optional half-life decay, and the floors that let
-//! a query with no answer come back empty. Each is a separate factor.
+//! How windows are scored and cut, and which parts of the ranking are switched on. A window
+//! scores the query weight it holds (each query word's IDF, so rare words count most; see
+//! [`query`](super::query)) times three factors: covering more of the query, query words
+//! close together, and holding the kind of thing a question asks for. Statements of the same
+//! subject are ordered newest first ([`current`](super::current)); an optional half-life
+//! decay; and the floors that let a query with no answer come back empty or with a few hits
+//! marked weak. The factors that once sat beside these (a newness edge, section context, a
+//! focus discount, heading and superseded discounts, near-repeat hold-back, preference reach)
+//! were measured off in turn on both labelled sets and removed for not helping on both;
+//! BENCHMARKS.md has the table.
 #![expect(
     clippy::cast_precision_loss,
-    reason = "scores are approximate; counts and lengths stay far below 2^23"
+    reason = "scores are approximate; counts and ages stay far below 2^23"
 )]
 
-/// How the final score is put together.
+/// How the final score is put together. The switches exist for the ablation in
+/// `tests/relevance.rs`; the server uses the defaults.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankOptions {
-    /// Weight of query coverage: a chunk holding every query word scores up to `1 + this`
-    /// times one that holds none of the query's weight.
+    /// Weight of query coverage: a window holding every query word scores up to `1 + this`
+    /// times its plain query weight, so covering the rare words of a query counts much more
+    /// than covering the common ones. 1: a whole-query match counts double.
     pub coverage_boost: f32,
-    /// Weight of proximity: query words next to each other, in order, score up to `1 + this`.
+    /// Weight of proximity: query words next to each other, in order, score up to
+    /// `1 + this`. 0.5: a phrase match counts half again, less than covering the query.
     pub phrase_boost: f32,
-    /// How much more the newest dated note scores than the oldest (MEMORY.md and USER.md, the
-    /// curated files, count as newest). Small on purpose: it decides between two notes that
-    /// match about equally — an old fact and its replacement — and never hides a year-old
-    /// note that matches better.
-    pub newness_boost: f32,
+    /// Factor `1 + this` for a window holding what the query asks for: a place for "where",
+    /// a date for "when", a person for "who", a number for "how many", an active `USER.md`
+    /// directive for a question about preferences. 0.5, the same weight as a phrase: one
+    /// more piece of evidence, never more than covering the query. 0 turns it off.
+    pub answer_type_boost: f32,
     /// Half-life of an exponential decay for dated notes, in days; `None` (the default)
-    /// disables it. OpenClaw uses 30 when its temporal decay is on.
+    /// disables it. OpenClaw uses 30 when its temporal decay is on; measured, it hurts both
+    /// labelled sets (old facts are still asked for), so it stays opt-in.
     pub recency_half_life_days: Option<f32>,
-    /// Factor for a chunk whose matching lines all hold replaced facts (superseded `USER.md`
-    /// directives, struck-through text).
-    pub superseded_factor: f32,
-    /// Share of the query's IDF a chunk must hold to be a hit at all: a chunk matching only
+    /// Share of the query's IDF a window must hold to be a hit at all: a window matching only
     /// the common words of a query (or none of the words the notes never use) is no answer.
     pub min_coverage: f32,
     /// Hits scoring below this share of the best hit are dropped.
     pub relative_floor: f32,
     /// Hits scoring below this are dropped (0 keeps everything that matched).
     pub min_score: f32,
-    /// How much a query word elsewhere in a hit's chunk (its section) counts, against the
-    /// same word in the quoted lines.
-    pub context_weight: f32,
-    /// How strongly longer windows are discounted (0: not at all): the same words in a short
-    /// line state a fact more directly than in a long paragraph.
-    pub focus: f32,
     /// Share of the query's IDF the best hit must hold for the search to return a full page;
-    /// below it the search is a guess and returns at most [`Self::guess_limit`] hits.
+    /// below it the search is a guess and returns at most [`Self::guess_limit`] hits, marked
+    /// weak.
     pub confident_coverage: f32,
     /// Most hits returned when the best one holds less than [`Self::confident_coverage`].
     pub guess_limit: usize,
+    /// Word forms share a term (Porter2 stemming). Read when the index is built.
+    pub stemming: bool,
+    /// Query words the notes never use are matched to the closest word they do use.
+    pub typo_tolerance: bool,
+    /// Windows stating something about the same subject are one group, ordered newest note
+    /// first, a fact marked replaced after the ones that are not.
+    pub current_facts: bool,
 }
 
 impl Default for RankOptions {
@@ -52,16 +60,16 @@ impl Default for RankOptions {
         Self {
             coverage_boost: 1.0,
             phrase_boost: 0.5,
-            newness_boost: 0.25,
+            answer_type_boost: 0.5,
             recency_half_life_days: None,
-            superseded_factor: 0.4,
             min_coverage: 0.3,
             relative_floor: 0.25,
             min_score: 0.0,
-            context_weight: 0.3,
-            focus: 0.2,
             confident_coverage: 0.7,
             guess_limit: 2,
+            stemming: true,
+            typo_tolerance: true,
+            current_facts: true,
         }
     }
 }
@@ -76,18 +84,6 @@ const PROXIMITY_WINDOW: usize = 8;
 pub fn coverage_factor(options: &RankOptions, covered: f32) -> f32 {
     let covered = covered.clamp(0.0, 1.0);
     1.0 + options.coverage_boost * covered * covered
-}
-
-/// The newness factor: `1 + boost × position`, where position runs from 0 for the oldest dated
-/// note to 1 for the newest (and undated, curated files); 1 when nothing is dated.
-pub fn newness_factor(options: &RankOptions, day: Option<i64>, span: Option<(i64, i64)>) -> f32 {
-    let position = match (day, span) {
-        (Some(day), Some((first, last))) if last > first => {
-            (day - first) as f32 / (last - first) as f32
-        }
-        _ => 1.0,
-    };
-    1.0 + options.newness_boost * position.clamp(0.0, 1.0)
 }
 
 /// The proximity factor from each query term's positions in the chunk (`positions[i]` for the
@@ -127,16 +123,6 @@ fn pair_closeness(first: &[usize], second: &[usize]) -> f32 {
     best
 }
 
-/// Terms in a typical quoted window (a bullet of about a dozen meaningful words).
-const TYPICAL_WINDOW_TERMS: f32 = 10.0;
-
-/// The focus factor of a window holding `terms` meaningful words: `1 / (1 − f + f × terms /
-/// typical)`, BM25's length normalisation applied to the quoted lines.
-pub fn focus_factor(options: &RankOptions, terms: usize) -> f32 {
-    let f = options.focus.clamp(0.0, 1.0);
-    1.0 / (1.0 - f + f * terms as f32 / TYPICAL_WINDOW_TERMS).max(0.1)
-}
-
 /// The recency factor for a note dated `day` (days since the epoch) seen on `today`:
 /// `0.5^(age / half-life)`; undated notes, disabled decay or an unknown today give 1.
 pub fn recency_factor(options: &RankOptions, day: Option<i64>, today: Option<i64>) -> f32 {
@@ -164,32 +150,9 @@ mod tests {
     }
 
     #[test]
-    fn short_windows_count_more_than_long_ones_unless_focus_is_off() {
-        let o = RankOptions::default();
-        assert!(focus_factor(&o, 5) > focus_factor(&o, 10));
-        assert!(focus_factor(&o, 10) > focus_factor(&o, 30));
-        let off = RankOptions {
-            focus: 0.0,
-            ..RankOptions::default()
-        };
-        assert!((focus_factor(&off, 5) - focus_factor(&off, 30)).abs() < 1e-6);
-    }
-
-    #[test]
     fn full_coverage_beats_partial() {
         let o = RankOptions::default();
         assert!(coverage_factor(&o, 1.0) > coverage_factor(&o, 0.6));
-    }
-
-    #[test]
-    fn newer_notes_get_a_small_edge_and_curated_files_count_as_newest() {
-        let o = RankOptions::default();
-        let span = Some((100, 500));
-        let old = newness_factor(&o, Some(100), span);
-        let new = newness_factor(&o, Some(500), span);
-        assert!((old - 1.0).abs() < 1e-6 && new > old && new <= 1.0 + o.newness_boost);
-        assert!((newness_factor(&o, None, span) - new).abs() < 1e-6);
-        assert!((newness_factor(&o, Some(3), None) - new).abs() < 1e-6);
     }
 
     #[test]

@@ -9,8 +9,8 @@ use crate::index::chunk::LineRange;
 pub const MAX_CHARS: usize = 700;
 
 /// What a line of a chunk holds for a query: a bit mask of the query terms on it, and how much
-/// it counts (1 for a plain line; less for a heading, which names a fact rather than stating
-/// it, and for a superseded fact).
+/// it counts (1 today: the heading and superseded discounts were measured and removed, see
+/// BENCHMARKS.md).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LineMatch {
     /// Bit `q` set when query term `q` is on the line.

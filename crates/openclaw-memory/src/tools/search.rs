@@ -51,6 +51,10 @@ pub struct Hit {
     pub citation: String,
     /// `local` (this server's index) or `gateway` (OpenClaw's own search).
     pub source: String,
+    /// `true` when nothing in memory holds most of the query: the hit is a guess sharing a
+    /// word or two with it, not an answer. Do not rely on it. Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub weak: bool,
 }
 
 impl Hit {
@@ -71,6 +75,7 @@ impl Hit {
             score,
             snippet,
             source: source.to_owned(),
+            weak: false,
         }
     }
 
@@ -95,14 +100,17 @@ impl Hit {
     }
 
     fn from_local(hit: LocalHit) -> Self {
-        Self::new(
-            hit.path.to_string(),
-            hit.start_line,
-            hit.end_line,
-            (f64::from(hit.score) * 1_000.0).round() / 1_000.0,
-            hit.snippet,
-            "local",
-        )
+        Self {
+            weak: hit.weak,
+            ..Self::new(
+                hit.path.to_string(),
+                hit.start_line,
+                hit.end_line,
+                (f64::from(hit.score) * 1_000.0).round() / 1_000.0,
+                hit.snippet,
+                "local",
+            )
+        }
     }
 }
 
@@ -162,10 +170,15 @@ fn render(output: &SearchOutput) -> String {
     for (i, hit) in output.hits.iter().enumerate() {
         let _ = write!(
             text,
-            "\n\n{}. {} (score {})",
+            "\n\n{}. {} (score {}{})",
             i + 1,
             hit.citation,
-            hit.score
+            hit.score,
+            if hit.weak {
+                "; weak: a guess, nothing in memory holds most of the query"
+            } else {
+                ""
+            }
         );
         for line in hit.snippet.lines() {
             let _ = write!(text, "\n   > {line}");
@@ -177,7 +190,8 @@ fn render(output: &SearchOutput) -> String {
 impl MemoryServer {
     /// Search OpenClaw's memory (MEMORY.md, daily notes in memory/, USER.md) for notes about a
     /// topic. Returns the best matching line ranges with a citation (`path#L4-L9`) for each;
-    /// read more around a hit with openclaw_memory_read. Read-only.
+    /// read more around a hit with openclaw_memory_read. When nothing holds most of the query
+    /// it returns at most 2 hits marked `weak: true`: guesses, not answers. Read-only.
     #[tool(
         name = "openclaw_memory_search",
         annotations(title = "Search OpenClaw memory", read_only_hint = true, open_world_hint = false),
