@@ -86,7 +86,7 @@ async fn through_bridge(bridge: &str, agent: &str, deltas: usize) -> anyhow::Res
         .structured_content
         .as_ref()
         .and_then(|v| v["sessionId"].as_str())
-        .context("no sessionId")?
+        .with_context(|| format!("no sessionId: {started:?}"))?
         .to_owned();
     let begin = now_us();
     client
@@ -229,6 +229,14 @@ async fn main() -> anyhow::Result<()> {
     let [bridge, agent] = args.as_slice() else {
         bail!("usage: session-bench [--deltas N] [--runs R] BRIDGE AGENT");
     };
+    // The bridge runs in a scratch directory: give it absolute paths.
+    let absolute = |path: &str| -> anyhow::Result<String> {
+        Ok(std::fs::canonicalize(path)
+            .with_context(|| format!("{path} not found"))?
+            .display()
+            .to_string())
+    };
+    let (bridge, agent) = (&absolute(bridge)?, &absolute(agent)?);
     let mut bridged = Vec::new();
     let mut plain = Vec::new();
     for _ in 0..runs {
