@@ -26,7 +26,8 @@
 //! what it got; `ASKFS` calls `fs/read_text_file` and reports the error code; `NOVEL` sends an
 //! update of a kind no client knows; `THINK` streams two thought chunks, then a message;
 //! `STREAM <n>` streams `n` message chunks, each `<i>@<micros since the epoch>;`, as fast as it
-//! can (for measuring what the bridge adds per event). Only the last text block counts for these words. Every
+//! can, and `TRICKLE <n> <ms>` the same with a pause of `<ms>` after each (for measuring what
+//! the bridge adds per event, in throughput and in latency). Only the last text block counts for these words. Every
 //! other prompt is echoed back as `echo: <all text blocks>`.
 
 #![expect(
@@ -313,13 +314,25 @@ impl Agent {
             self.chunk(session, "decided");
             return "end_turn";
         }
-        if let Some(rest) = command.split("STREAM ").nth(1) {
+        let streamed = command
+            .split("STREAM ")
+            .nth(1)
+            .map(|rest| (rest, 0))
+            .or_else(|| {
+                let rest = command.split("TRICKLE ").nth(1)?;
+                let gap = rest.split_whitespace().nth(1)?.parse().ok()?;
+                Some((rest, gap))
+            });
+        if let Some((rest, gap_ms)) = streamed {
             let count: u64 = rest
                 .split_whitespace()
                 .next()
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(0);
             for i in 0..count {
+                if gap_ms > 0 && i > 0 {
+                    std::thread::sleep(Duration::from_millis(gap_ms));
+                }
                 let micros = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_micros());

@@ -1,9 +1,13 @@
-//! Events through `copilot_session_live`: the scripted ACP agent streams N message deltas, each
+//! Events through `copilot_session_live`: the scripted ACP agent writes message deltas, each
 //! stamped with the wall-clock time it was written; a client reads them through the bridge
 //! (rmcp's client over stdio, `live` polled back to back) and, in the same run, straight from
-//! the agent over ACP (the baseline: what a client of the agent itself would see). Prints a
-//! markdown table: events/s and per-event latency (agent write → client read) p50/p99 for both,
-//! and the bridge's added latency (p50/p99 of the difference).
+//! the agent over ACP (the baseline: what a client of the agent itself would see).
+//!
+//! Two loads: a flood (N deltas as fast as the agent can write them) measures throughput, where
+//! latency is mostly time spent queued between polls; a trickle (one delta every few ms, so a
+//! `live` call is always waiting) measures what the bridge adds to one event on its way. Prints
+//! a markdown table: events/s and per-event latency (agent write → client read) p50/p99 for both
+//! paths and both loads, and the bridge's added latency (the difference of the percentiles).
 //!
 //! Usage: `session-bench [--deltas N] [--runs R] BRIDGE AGENT`
 
@@ -21,6 +25,8 @@ use serde_json::{Value, json};
 const DEFAULT_DELTAS: usize = 10_000;
 /// Runs of each side when `--runs` is not given (the table shows the median run).
 const DEFAULT_RUNS: usize = 5;
+/// Deltas of the trickle, and the pause after each.
+const TRICKLE: (usize, u64) = (300, 3);
 
 /// One run's measurements.
 #[derive(Debug, Clone)]
@@ -56,7 +62,12 @@ fn finish(received: &[u64], latencies_us: Vec<u64>, started: u64) -> Run {
 }
 
 /// Through the bridge: start a session, query `STREAM n`, read `live` until `onIdle`.
-async fn through_bridge(bridge: &str, agent: &str, deltas: usize) -> anyhow::Result<Run> {
+async fn through_bridge(
+    bridge: &str,
+    agent: &str,
+    prompt: &str,
+    deltas: usize,
+) -> anyhow::Result<Run> {
     let home = tempfile::TempDir::new()?;
     let work = home.path().join("work");
     std::fs::create_dir_all(&work)?;
@@ -92,7 +103,7 @@ async fn through_bridge(bridge: &str, agent: &str, deltas: usize) -> anyhow::Res
     client
         .call_tool(call(
             "copilot_session_query",
-            json!({"sessionId": id, "prompt": format!("STREAM {deltas}")}),
+            json!({"sessionId": id, "prompt": prompt}),
         ))
         .await?;
     let mut latencies = Vec::with_capacity(deltas);
@@ -136,7 +147,7 @@ async fn through_bridge(bridge: &str, agent: &str, deltas: usize) -> anyhow::Res
 }
 
 /// Straight from the agent over ACP, with a blocking line reader (no bridge in between).
-fn direct(agent: &str, deltas: usize) -> anyhow::Result<Run> {
+fn direct(agent: &str, prompt: &str, deltas: usize) -> anyhow::Result<Run> {
     let work = tempfile::TempDir::new()?;
     let mut child = Command::new(agent)
         .stdin(Stdio::piped())
@@ -165,7 +176,7 @@ fn direct(agent: &str, deltas: usize) -> anyhow::Result<Run> {
     send(
         json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
                 "params": {"sessionId": session,
-                           "prompt": [{"type": "text", "text": format!("STREAM {deltas}")}]}}),
+                           "prompt": [{"type": "text", "text": prompt}]}}),
     )?;
     let mut latencies = Vec::with_capacity(deltas);
     let mut received = Vec::with_capacity(deltas);
@@ -211,6 +222,33 @@ fn median(mut runs: Vec<Run>) -> Run {
     runs.swap_remove(runs.len() / 2)
 }
 
+#[expect(clippy::print_stdout, reason = "a benchmark prints its table")]
+#[expect(clippy::cast_precision_loss, reason = "microseconds")]
+fn print_rows(load: &str, plain: &Run, bridged: &Run) {
+    let mut b = bridged.latencies_us.clone();
+    let mut p = plain.latencies_us.clone();
+    b.sort_unstable();
+    p.sort_unstable();
+    let ms = |us: u64| us as f64 / 1000.0;
+    let row = |path: &str, run: &Run, sorted: &[u64]| {
+        println!(
+            "| {load} | {path} | {:.0} | {:.3} | {:.3} |",
+            run.events_per_s,
+            ms(percentile(sorted, 0.5)),
+            ms(percentile(sorted, 0.99))
+        );
+    };
+    row("agent → client directly (baseline)", plain, &p);
+    row("agent → bridge → `live` → client", bridged, &b);
+    let added = |q: f64| ms(percentile(&b, q).saturating_sub(percentile(&p, q)));
+    println!(
+        "| {load} | the bridge's share | {:.2}x the baseline rate | +{:.3} | +{:.3} |",
+        bridged.events_per_s / plain.events_per_s.max(1.0),
+        added(0.5),
+        added(0.99)
+    );
+}
+
 #[tokio::main(flavor = "current_thread")]
 #[expect(clippy::print_stdout, reason = "a benchmark prints its table")]
 async fn main() -> anyhow::Result<()> {
@@ -237,39 +275,26 @@ async fn main() -> anyhow::Result<()> {
             .to_string())
     };
     let (bridge, agent) = (&absolute(bridge)?, &absolute(agent)?);
-    let mut bridged = Vec::new();
-    let mut plain = Vec::new();
-    for _ in 0..runs {
-        // Interleaved, so both sides see the same machine load.
-        plain.push(direct(agent, deltas)?);
-        bridged.push(through_bridge(bridge, agent, deltas).await?);
+    println!("| load, median of {runs} runs | path | events/s | latency p50 (ms) | p99 (ms) |");
+    println!("|---|---|---:|---:|---:|");
+    let flood = format!("STREAM {deltas}");
+    let trickle = format!("TRICKLE {} {}", TRICKLE.0, TRICKLE.1);
+    for (load, prompt, count) in [
+        (format!("flood, {deltas} deltas"), flood, deltas),
+        (
+            format!("trickle, {} deltas {} ms apart", TRICKLE.0, TRICKLE.1),
+            trickle,
+            TRICKLE.0,
+        ),
+    ] {
+        let mut bridged = Vec::new();
+        let mut plain = Vec::new();
+        for _ in 0..runs {
+            // Interleaved, so both paths see the same machine load.
+            plain.push(direct(agent, &prompt, count)?);
+            bridged.push(through_bridge(bridge, agent, &prompt, count).await?);
+        }
+        print_rows(&load, &median(plain), &median(bridged));
     }
-    let (bridged, plain) = (median(bridged), median(plain));
-    let mut b = bridged.latencies_us.clone();
-    let mut p = plain.latencies_us.clone();
-    b.sort_unstable();
-    p.sort_unstable();
-    println!("| {deltas} deltas, median of {runs} runs | events/s | latency p50 (ms) | p99 (ms) |");
-    println!("|---|---:|---:|---:|");
-    let row = |name: &str, run: &Run, sorted: &[u64]| {
-        #[expect(clippy::cast_precision_loss, reason = "microseconds")]
-        let ms = |us: u64| us as f64 / 1000.0;
-        println!(
-            "| {name} | {:.0} | {:.3} | {:.3} |",
-            run.events_per_s,
-            ms(percentile(sorted, 0.5)),
-            ms(percentile(sorted, 0.99))
-        );
-    };
-    row("agent → client directly (baseline)", &plain, &p);
-    row("agent → bridge → `live` → client", &bridged, &b);
-    #[expect(clippy::cast_precision_loss, reason = "microseconds")]
-    let added = |q: f64| (percentile(&b, q).saturating_sub(percentile(&p, q))) as f64 / 1000.0;
-    println!(
-        "| bridge's added latency per event | ratio {:.2}x of the baseline rate | {:.3} | {:.3} |",
-        bridged.events_per_s / plain.events_per_s.max(1.0),
-        added(0.5),
-        added(0.99)
-    );
     Ok(())
 }
