@@ -2,7 +2,8 @@
 //! embedded OpenClaw 2026.9.6 agent (`openclaw agent --local`) driven by a scripted model on
 //! loopback calls a bridge tool, and the tool's answer reaches the model: a file tool the bridge
 //! answers itself, and a delegated task the bridge hands to the real Copilot CLI (BYOK against
-//! the same scripted model server).
+//! the same scripted model server), whose model consults OpenClaw's memory through the memory
+//! server the bridge attached.
 
 use std::path::Path;
 use std::process::{Output, Stdio};
@@ -121,24 +122,46 @@ async fn an_openclaw_agent_turn_calls_a_registered_bridge_tool() -> anyhow::Resu
     Ok(())
 }
 
-/// OpenClaw → `copilot_code_task` → the real Copilot CLI → its answer back into OpenClaw's turn.
+/// The mission's headline path, every program real: an OpenClaw agent turn calls
+/// `copilot_code_task`; the bridge drives the real Copilot CLI, whose model searches OpenClaw's
+/// memory through the `openclaw-memory` server the bridge attached; the fact planted in the
+/// OpenClaw workspace comes back inside the result OpenClaw hands its model. A second turn's
+/// edit lands on disk.
 #[tokio::test(flavor = "multi_thread")]
-async fn an_openclaw_agent_turn_delegates_a_task_to_the_real_copilot_cli() -> anyhow::Result<()> {
+async fn an_openclaw_agent_turn_delegates_to_copilot_which_consults_openclaws_memory()
+-> anyhow::Result<()> {
     const TASK: &str = "COPILOT-TASK-9e2b";
-    const MARKER: &str = "COPILOT-DONE-51f0";
+    const EDIT: &str = "COPILOT-EDIT-4c7d";
+    const FACT: &str = "pg-staging-7c41";
     let home = TempDir::new()?;
     let project = home.path().join("project");
     std::fs::create_dir_all(&project)?;
+    let memory = home.path().join(".openclaw/workspace");
+    std::fs::create_dir_all(memory.join("memory"))?;
+    std::fs::write(
+        memory.join("MEMORY.md"),
+        format!("# Memory\n\n- The staging database lives on host {FACT}.\n"),
+    )?;
     let model = ModelServer::start().await?;
-    // One server answers both: Copilot's turn by its task's marker, OpenClaw's from the queue
-    // (OpenClaw appends its own context as the latest user message, so no marker finds it).
+    // One server answers both: Copilot's turns by their task's marker, OpenClaw's from the
+    // queue (OpenClaw appends its own context as the latest user message, so no marker finds
+    // it).
     model.push(Reply::tool_call(
         "tool_call",
         json!({"id": "copilot-bridge__copilot_code_task",
-               "args": {"prompt": format!("{TASK}: say that you are done")}}),
+               "args": {"prompt": format!("{TASK}: which host is the staging database on?")}}),
     ));
     model.push(Reply::text(ANSWER));
-    model.script(TASK, [Reply::text(&format!("Done: {MARKER}"))]);
+    model.script(
+        TASK,
+        [
+            Reply::tool_call(
+                "openclaw-memory-openclaw_memory_search",
+                json!({"query": "staging database host"}),
+            ),
+            Reply::echo_tool_result("From OpenClaw's memory: "),
+        ],
+    );
     let bridge_env = json!({
         "COPILOT_BRIDGE_WORKSPACE": project,
         "COPILOT_CLI_PATH": copilot_cli(),
@@ -148,13 +171,59 @@ async fn an_openclaw_agent_turn_delegates_a_task_to_the_real_copilot_cli() -> an
         "COPILOT_MODEL": MODEL_ID,
         "COPILOT_OFFLINE": "true",
     });
-    let output =
-        register_and_run_turn(home.path(), &model, bridge_env, "Have Copilot do the task.").await?;
+    let output = register_and_run_turn(
+        home.path(),
+        &model,
+        bridge_env.clone(),
+        "Ask Copilot where staging is.",
+    )
+    .await?;
+    let is_copilot = |r: &RecordedRequest| {
+        r.last_user_text()
+            .is_some_and(|t| t.contains(TASK) || t.contains(EDIT))
+    };
+    let copilot_tools: Vec<String> = model
+        .chat_requests(TASK)
+        .iter()
+        .flat_map(RecordedRequest::tool_results)
+        .collect();
+    assert!(
+        copilot_tools.iter().any(|t| t.contains(FACT)),
+        "Copilot's memory search did not find the planted fact: {copilot_tools:?}"
+    );
     let openclaw_requests: Vec<RecordedRequest> = model
         .chat_requests("")
         .into_iter()
-        .filter(|r| !r.last_user_text().is_some_and(|t| t.contains(TASK)))
+        .filter(|r| !is_copilot(r))
         .collect();
-    assert_loop_closed(&output, &openclaw_requests, MARKER);
+    assert_loop_closed(&output, &openclaw_requests, FACT);
+
+    // A second turn: Copilot's edit lands in the project.
+    let target = project.join("staging-host.txt");
+    model.push(Reply::tool_call(
+        "tool_call",
+        json!({"id": "copilot-bridge__copilot_code_task",
+               "args": {"prompt": format!("{EDIT}: write the staging host into staging-host.txt")}}),
+    ));
+    model.push(Reply::text(ANSWER));
+    model.script(
+        EDIT,
+        [
+            Reply::tool_call(
+                "create",
+                json!({"path": target, "file_text": format!("{FACT}\n")}),
+            ),
+            Reply::text("Wrote staging-host.txt."),
+        ],
+    );
+    let output = register_and_run_turn(
+        home.path(),
+        &model,
+        bridge_env,
+        "Have Copilot write it down.",
+    )
+    .await?;
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(std::fs::read_to_string(&target)?, format!("{FACT}\n"));
     Ok(())
 }

@@ -125,6 +125,7 @@ impl State {
         keyed
             .or_else(|| self.queue.pop_front())
             .unwrap_or_else(|| Reply::text(UNSCRIPTED_REPLY))
+            .resolve(&request.tool_results())
     }
 }
 

@@ -18,6 +18,9 @@ pub struct Reply {
     pub(crate) chunk_delay: Duration,
     /// Reported usage: (prompt tokens, completion tokens).
     pub(crate) usage: (u64, u64),
+    /// Answer with this text followed by the latest tool result the request carries (a model
+    /// that repeats what its tool found), decided when the request arrives.
+    pub(crate) echo_tool_result: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -56,7 +59,27 @@ impl Reply {
             delay: Duration::ZERO,
             chunk_delay: Duration::ZERO,
             usage: (10, 5),
+            echo_tool_result: None,
         }
+    }
+
+    /// Answers with `prefix` and then the text of the latest tool result in the conversation,
+    /// so what a tool returned comes back in the model's answer.
+    pub fn echo_tool_result(prefix: &str) -> Self {
+        let mut reply = Self::new(Body::Text(Vec::new()));
+        reply.echo_tool_result = Some(prefix.to_owned());
+        reply
+    }
+
+    /// This reply as sent for a request whose tool results are `tool_results`.
+    pub(crate) fn resolve(mut self, tool_results: &[String]) -> Self {
+        if let Some(prefix) = self.echo_tool_result.take() {
+            let last = tool_results
+                .last()
+                .map_or("(no tool result)", String::as_str);
+            self.body = Body::Text(pieces(&format!("{prefix}{last}")));
+        }
+        self
     }
 
     /// Streams `text` as the assistant's answer, a few words per chunk.
