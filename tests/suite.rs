@@ -22,5 +22,6 @@ mod memory_protocol;
 mod memory_python;
 mod openclaw_probe;
 mod register_clients;
+mod register_copilot_turn;
 mod register_openclaw_turn;
 mod stdio_servers;

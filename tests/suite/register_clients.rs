@@ -19,7 +19,7 @@ use tempfile::TempDir;
 const COMMAND_TIMEOUT: Duration = Duration::from_mins(3);
 
 /// The tools each server must show in OpenClaw (a superset check: new tools may be added).
-const BRIDGE_TOOLS: [&str; 7] = [
+const BRIDGE_TOOLS: [&str; 12] = [
     "copilot_code",
     "copilot_code_task",
     "copilot_code_verbose",
@@ -27,6 +27,11 @@ const BRIDGE_TOOLS: [&str; 7] = [
     "copilot_list_files",
     "copilot_orchestrate",
     "copilot_read_file",
+    "copilot_session_list",
+    "copilot_session_live",
+    "copilot_session_query",
+    "copilot_session_start",
+    "copilot_session_stop",
 ];
 const MEMORY_TOOLS: [&str; 3] = [
     "openclaw_memory_read",
