@@ -4,8 +4,8 @@ bridge and a scripted model that asks to run shell commands the policy marks `as
 
 Usage: bridge_approval_e2e.py BINARY WORKSPACE ENV_JSON SECRET
 
-The Rust test that runs this script scripted ASK-YES, ASK-NO, ASK-DECLINE, ASK-CANCEL and
-ASK-HEADLESS (each a `bash` call that creates a file named after it, then a reply), and set the
+The Rust test that runs this script scripted ASK-YES, ASK-NO, ASK-DECLINE, ASK-CANCEL,
+ASK-SESSION and ASK-HEADLESS (each a `bash` call that creates a file named after it, then a reply), and set the
 policy's ask_tools to ["bash"]. SECRET appears in the ASK-YES command and must appear in no
 question. Prints one line per check and "N passed, M failed"; exits 1 if any check failed.
 """
@@ -75,6 +75,27 @@ async def check_refusals(session: ClientSession) -> None:
         assert said in reasons, (mode, result)
 
 
+async def check_session_shows_the_wait(session: ClientSession) -> None:
+    STATE["answer"] = "yes"
+    started = await session.call_tool("copilot_session_start", {"workingDirectory": str(WORKSPACE)})
+    session_id = started.structured_content["sessionId"]
+    await session.call_tool(
+        "copilot_session_query", {"sessionId": session_id, "prompt": "please ASK-SESSION"}
+    )
+    events: list[dict] = []
+    while not events or events[-1].get("callback") != "onIdle":
+        result = await session.call_tool(
+            "copilot_session_live", {"sessionId": session_id, "waitMs": 5000}
+        )
+        events.extend((result.structured_content or {}).get("events", []))
+    deltas = [e.get("delta", "") for e in events if e.get("callback") == "onToolExecution"]
+    waiting = [i for i, d in enumerate(deltas) if d.startswith("waiting for a person's approval")]
+    allowed = [i for i, d in enumerate(deltas) if d.startswith("permission allowed")]
+    assert waiting and allowed and waiting[0] < allowed[0], (deltas, events)
+    assert (WORKSPACE / "ask-session.txt").exists(), events
+    await session.call_tool("copilot_session_stop", {"sessionId": session_id})
+
+
 async def check_client_without_elicitation(session: ClientSession) -> None:
     result = await delegate(session, "ASK-HEADLESS")
     assert not (WORKSPACE / "ask-headless.txt").exists(), result
@@ -93,6 +114,7 @@ async def main() -> int:
             [
                 ("an accepted question runs the command, and no secret is shown", check_yes),
                 ("no, decline and cancel each refuse, and the result says so", check_refusals),
+                ("a session's live events show the wait for the answer", check_session_shows_the_wait),
             ],
         ),
         (None, [("a client without elicitation is refused with the fix", check_client_without_elicitation)]),

@@ -22,6 +22,7 @@ async fn ask_goes_to_the_calling_client_through_elicitation() -> anyhow::Result<
         "ASK-NO",
         "ASK-DECLINE",
         "ASK-CANCEL",
+        "ASK-SESSION",
         "ASK-HEADLESS",
     ] {
         let file = bed
@@ -73,7 +74,7 @@ async fn ask_goes_to_the_calling_client_through_elicitation() -> anyhow::Result<
     let stdout = String::from_utf8_lossy(&output.stdout);
     eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success(), "the Python SDK checks failed");
-    assert!(stdout.contains("3 passed, 0 failed"), "no summary line");
+    assert!(stdout.contains("4 passed, 0 failed"), "no summary line");
 
     // Every question is audited with its route and decision, and no secret is in the log.
     let mut audited = String::new();
@@ -85,13 +86,13 @@ async fn ask_goes_to_the_calling_client_through_elicitation() -> anyhow::Result<
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter(|e| e["hook"] == "permission")
         .collect();
-    assert_eq!(questions.len(), 5, "{audited}");
+    assert_eq!(questions.len(), 6, "{audited}");
     assert_eq!(
         questions
             .iter()
             .filter(|q| q["input"]["route"] == "client")
             .count(),
-        4,
+        5,
         "{questions:#?}"
     );
     assert_eq!(
@@ -99,7 +100,7 @@ async fn ask_goes_to_the_calling_client_through_elicitation() -> anyhow::Result<
             .iter()
             .filter(|q| q["decision"] == "allow")
             .count(),
-        1
+        2
     );
     assert!(!audited.contains(SECRET), "a secret reached the audit log");
     Ok(())

@@ -270,12 +270,19 @@ impl Dispatcher {
                 announced.as_ref(),
             );
             let cancelled = sink.with_state(|s| s.turn.as_ref().map(|t| t.cancelled.clone()));
+            let asking = |reason: &str| {
+                let update = Update::Asking {
+                    tool_call_id: request.tool_call_id.clone(),
+                    reason: reason.to_owned(),
+                };
+                sink.apply(&params.session_id, &update);
+            };
             let decision = match cancelled {
                 Some(cancelled) => tokio::select! {
-                    decision = gate.decide(&request) => Some(decision),
+                    decision = gate.decide_telling(&request, asking) => Some(decision),
                     () = cancelled.cancelled() => None,
                 },
-                None => Some(gate.decide(&request).await),
+                None => Some(gate.decide_telling(&request, asking).await),
             };
             let Some(decision) = decision else {
                 // ACP: once a turn is cancelled, pending permission requests answer "cancelled".

@@ -225,6 +225,16 @@ impl PermissionGate {
 
     /// Decides one request.
     pub async fn decide(&self, request: &PermissionRequest) -> PermissionAnswer {
+        self.decide_telling(request, |_| {}).await
+    }
+
+    /// Decides one request; `asking` is told the reason just before a person is asked (so a
+    /// live stream can show that the turn waits for an answer).
+    pub async fn decide_telling(
+        &self,
+        request: &PermissionRequest,
+        asking: impl FnOnce(&str),
+    ) -> PermissionAnswer {
         if let Some(denial) = hard_rules(request) {
             return denial;
         }
@@ -241,6 +251,7 @@ impl PermissionGate {
                          asked, so it is denied"
                     ));
                 };
+                asking(&reason);
                 match tokio::time::timeout(
                     self.ask_timeout,
                     hook.ask(request.clone(), reason.clone()),

@@ -253,6 +253,14 @@ pub enum Update {
     ConfigOptions(Vec<Value>),
     /// The bridge answered a permission request.
     Permission(PermissionRecord),
+    /// The bridge is asking a person whether to allow a step, and the turn waits for the answer
+    /// (not a wire update: the client adds it to the stream).
+    Asking {
+        /// The tool call the question is about.
+        tool_call_id: String,
+        /// Why the policy wants a person to confirm it.
+        reason: String,
+    },
     /// A prompt the bridge itself sent into the session (the summary that seeds a replacement
     /// session after a crash), before the caller's own prompt.
     GeneratedPrompt(String),
@@ -378,6 +386,7 @@ impl Update {
             Self::ConfigOptions(_) => "config_option_update",
             Self::Permission(_) => "permission",
             Self::GeneratedPrompt(_) => "generated_prompt",
+            Self::Asking { .. } => "asking",
             Self::Interrupted(_) => "interrupted",
             Self::Unknown { kind, .. } => kind,
         }

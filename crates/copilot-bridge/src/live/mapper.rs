@@ -57,64 +57,13 @@ impl EventMapper {
             Update::AgentMessage(block) => {
                 if let Some(text) = block.as_text() {
                     self.end_reasoning(out);
-                    let open = if let Some(open) = self.message.take() {
-                        open
-                    } else {
-                        {
-                            let id = self.assign("m");
-                            out.push(
-                                Callback::StartMessage {
-                                    message_id: id.clone(),
-                                }
-                                .into(),
-                            );
-                            Open {
-                                id,
-                                content: String::new(),
-                            }
-                        }
-                    };
-                    out.push(
-                        Callback::Message {
-                            message_id: open.id.clone(),
-                            delta: redact(text),
-                        }
-                        .into(),
-                    );
-                    let mut open = open;
-                    open.content.push_str(text);
-                    self.message = Some(open);
+                    self.message_delta(text, out);
                 }
             }
             Update::AgentThought(block) => {
                 if let Some(text) = block.as_text() {
                     self.end_message(out);
-                    let mut open = if let Some(open) = self.reasoning.take() {
-                        open
-                    } else {
-                        {
-                            let id = self.assign("r");
-                            out.push(
-                                Callback::StartReasoning {
-                                    reasoning_id: id.clone(),
-                                }
-                                .into(),
-                            );
-                            Open {
-                                id,
-                                content: String::new(),
-                            }
-                        }
-                    };
-                    out.push(
-                        Callback::Reasoning {
-                            reasoning_id: open.id.clone(),
-                            delta: redact(text),
-                        }
-                        .into(),
-                    );
-                    open.content.push_str(text);
-                    self.reasoning = Some(open);
+                    self.reasoning_delta(text, out);
                 }
             }
             Update::ToolCall(call) | Update::ToolCallUpdate(call) => {
@@ -128,6 +77,19 @@ impl EventMapper {
                     Callback::ToolExecution {
                         tool_call_id: record.tool_call_id.clone(),
                         delta: redact(&format!("permission {verdict}: {}", record.reason)),
+                    }
+                    .into(),
+                );
+            }
+            Update::Asking {
+                tool_call_id,
+                reason,
+            } => {
+                self.finish(out);
+                out.push(
+                    Callback::ToolExecution {
+                        tool_call_id: tool_call_id.clone(),
+                        delta: redact(&format!("waiting for a person's approval: {reason}")),
                     }
                     .into(),
                 );
@@ -152,6 +114,62 @@ impl EventMapper {
             }
             _ => {}
         }
+    }
+
+    /// A piece of the agent's answer: starts a message when none is open.
+    fn message_delta(&mut self, text: &str, out: &mut Vec<LiveEvent>) {
+        let mut open = if let Some(open) = self.message.take() {
+            open
+        } else {
+            let id = self.assign("m");
+            out.push(
+                Callback::StartMessage {
+                    message_id: id.clone(),
+                }
+                .into(),
+            );
+            Open {
+                id,
+                content: String::new(),
+            }
+        };
+        out.push(
+            Callback::Message {
+                message_id: open.id.clone(),
+                delta: redact(text),
+            }
+            .into(),
+        );
+        open.content.push_str(text);
+        self.message = Some(open);
+    }
+
+    /// A piece of the agent's reasoning: starts a reasoning when none is open.
+    fn reasoning_delta(&mut self, text: &str, out: &mut Vec<LiveEvent>) {
+        let mut open = if let Some(open) = self.reasoning.take() {
+            open
+        } else {
+            let id = self.assign("r");
+            out.push(
+                Callback::StartReasoning {
+                    reasoning_id: id.clone(),
+                }
+                .into(),
+            );
+            Open {
+                id,
+                content: String::new(),
+            }
+        };
+        out.push(
+            Callback::Reasoning {
+                reasoning_id: open.id.clone(),
+                delta: redact(text),
+            }
+            .into(),
+        );
+        open.content.push_str(text);
+        self.reasoning = Some(open);
     }
 
     fn tool(&mut self, call: &ToolCall, out: &mut Vec<LiveEvent>) {
