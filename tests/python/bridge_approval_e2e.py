@@ -96,7 +96,29 @@ async def check_session_shows_the_wait(session: ClientSession) -> None:
     await session.call_tool("copilot_session_stop", {"sessionId": session_id})
 
 
+async def check_own_tool(session: ClientSession) -> None:
+    STATE["answer"] = "yes"
+    made = await session.call_tool(
+        "copilot_create_file", {"path": "confirmed.txt", "content": "yes\n"}
+    )
+    assert not made.is_error and (WORKSPACE / "confirmed.txt").exists(), made
+    assert "copilot_create_file" in STATE["questions"][-1], STATE["questions"][-1]
+    STATE["answer"] = "no"
+    refused = await session.call_tool(
+        "copilot_create_file", {"path": "refused.txt", "content": "no\n"}
+    )
+    text = " ".join(b.text for b in refused.content if getattr(b, "type", "") == "text")
+    assert refused.is_error and "said no" in text, text
+    assert not (WORKSPACE / "refused.txt").exists()
+
+
 async def check_client_without_elicitation(session: ClientSession) -> None:
+    refused = await session.call_tool(
+        "copilot_create_file", {"path": "headless.txt", "content": "x\n"}
+    )
+    text = " ".join(b.text for b in refused.content if getattr(b, "type", "") == "text")
+    assert refused.is_error and "enable elicitation" in text, text
+    assert not (WORKSPACE / "headless.txt").exists()
     result = await delegate(session, "ASK-HEADLESS")
     assert not (WORKSPACE / "ask-headless.txt").exists(), result
     reasons = " ".join(d["reason"] for d in result["denials"])
@@ -115,6 +137,7 @@ async def main() -> int:
                 ("an accepted question runs the command, and no secret is shown", check_yes),
                 ("no, decline and cancel each refuse, and the result says so", check_refusals),
                 ("a session's live events show the wait for the answer", check_session_shows_the_wait),
+                ("the bridge's own tool marked ask is asked for too", check_own_tool),
             ],
         ),
         (None, [("a client without elicitation is refused with the fix", check_client_without_elicitation)]),

@@ -12,16 +12,18 @@ use std::time::{Duration, Instant};
 use bridge_core::audit::{AuditEntry, AuditError, AuditLog, Hook};
 use bridge_core::config::Config;
 use bridge_core::depth::{CallDepth, DEPTH_ARGUMENT, DepthError};
-use bridge_core::policy::{Decision, Policy, PolicyError, PolicyRequest};
+use bridge_core::policy::{AskVia, Decision, Policy, PolicyError, PolicyRequest};
 use bridge_core::redact::{Redactor, truncate};
-use rmcp::ErrorData;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, JsonObject};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::confirm;
 use crate::tool_table::{CallShape, ToolTable};
 
 /// The settings of an [`Envelope`].
@@ -76,6 +78,8 @@ struct Refusal {
     hook: Hook,
     decision: &'static str,
     message: String,
+    /// Set when the policy wants a person to confirm the call: why.
+    ask: Option<String>,
 }
 
 impl Envelope {
@@ -199,7 +203,14 @@ impl Envelope {
             return Err(ErrorData::invalid_params(message, None));
         };
 
-        let depth = match self.admit(&tool, &shape.describe(&arguments), &arguments) {
+        let admitted = match self.admit(&tool, &shape.describe(&arguments), &arguments) {
+            Err((refusal, depth)) if refusal.ask.is_some() => {
+                self.confirm(&tool, &arguments, refusal, depth, &call.request_context)
+                    .await
+            }
+            other => other,
+        };
+        let depth = match admitted {
             Ok(depth) => depth,
             Err((refusal, depth)) => {
                 self.record(&tool, refusal.hook, depth, |e| {
@@ -262,6 +273,7 @@ impl Envelope {
                         hook: Hook::Denied,
                         decision: "deny",
                         message: err.to_string(),
+                        ask: None,
                     },
                     u32::MAX,
                 ));
@@ -273,6 +285,7 @@ impl Envelope {
                     hook: Hook::Denied,
                     decision: "deny",
                     message: e.to_string(),
+                    ask: None,
                 };
                 (refusal, inherited.get())
             })?;
@@ -282,6 +295,7 @@ impl Envelope {
                 hook: Hook::Denied,
                 decision: "deny",
                 message: e.to_string(),
+                ask: None,
             };
             (refusal, depth.get())
         })?;
@@ -306,21 +320,83 @@ impl Envelope {
                     hook: Hook::Denied,
                     decision: "deny",
                     message: format!("the permission policy refused {tool}: {reason}"),
+                    ask: None,
                 },
                 depth.get(),
             )),
-            // MCP elicitation is not wired yet, so nobody can be asked: fail closed and say so.
+            // A person is asked through the client when it can be (see `confirm`); until then
+            // this is a refusal, which is what stays when nobody can be asked.
             Decision::Ask { reason } => Err((
                 Refusal {
                     hook: Hook::Denied,
                     decision: "ask",
                     message: format!(
-                        "the permission policy wants a person to confirm {tool} ({reason}), and \
-                         this client cannot be asked; change the policy file to allow it"
+                        "the permission policy wants a person to confirm {tool} ({reason})"
                     ),
+                    ask: Some(reason),
                 },
                 depth.get(),
             )),
+        }
+    }
+
+    /// A call the policy wants a person to confirm: asks the calling client (MCP 2025-xx form
+    /// elicitation) when the policy's `ask_via` lets it and the client can be asked. Only an
+    /// explicit yes admits the call; the refusal says what happened otherwise. The question is
+    /// audited with its route and answer.
+    async fn confirm(
+        &self,
+        tool: &str,
+        arguments: &JsonObject,
+        refusal: Refusal,
+        depth: u32,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<u32, (Refusal, u32)> {
+        let started = Instant::now();
+        let reason = refusal.ask.clone().unwrap_or_default();
+        let via = self.settings.policy.ask_via();
+        let route = match via {
+            AskVia::Auto | AskVia::Client => confirm::why_not(&context.peer),
+            AskVia::Openclaw => Some(
+                "ask_via = \"openclaw\", and OpenClaw's approval flow is not available to \
+                 this server"
+                    .to_owned(),
+            ),
+            AskVia::Deny => Some("ask_via = \"deny\": nobody is asked".to_owned()),
+        };
+        let answer = if let Some(why) = route {
+            confirm::Confirmation::no(format!(
+                "nobody could be asked ({why}); enable elicitation in the MCP client (an \
+                 interactive session asks; headless runs do not), or change ask_tools in the \
+                 policy file"
+            ))
+        } else {
+            let message = format!(
+                "{} wants to run its tool {tool} with {}.\nAsked because: {reason}.\nAllow \
+                 this once?",
+                self.settings.server,
+                Value::Object(arguments.clone())
+            );
+            let message = Redactor::shared().redact(&message).into_owned();
+            confirm::ask(&context.peer, &message).await
+        };
+        self.record(tool, Hook::Permission, depth, |e| {
+            e.decision = Some(if answer.allowed { "allow" } else { "deny" }.into());
+            e.reason = Some(format!("asked: {reason}; {}", answer.detail));
+            e.elapsed_ms = Some(elapsed_ms(started));
+        })
+        .await;
+        if answer.allowed {
+            Ok(depth)
+        } else {
+            Err((
+                Refusal {
+                    message: format!("{}; {}", refusal.message, answer.detail),
+                    ask: None,
+                    ..refusal
+                },
+                depth,
+            ))
         }
     }
 

@@ -9,6 +9,8 @@
 mod answer;
 /// Running blocking file work off the async threads.
 mod blocking;
+/// One yes/no question to a person through the MCP client.
+pub mod confirm;
 /// The runtime and exit code of both binaries.
 mod entry;
 /// The envelope every tool call passes through: depth, policy, audit, redaction.

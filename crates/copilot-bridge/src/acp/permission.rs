@@ -91,6 +91,15 @@ impl Asked {
     }
 }
 
+impl From<bridge_mcp::confirm::Confirmation> for Asked {
+    fn from(answer: bridge_mcp::confirm::Confirmation) -> Self {
+        Self {
+            allowed: answer.allowed,
+            detail: answer.detail,
+        }
+    }
+}
+
 /// Asks a person (through MCP elicitation, for instance) whether to allow a request.
 pub trait AskHook: Send + Sync {
     /// Resolves to an explicit yes to allow once. A hook that cannot ask resolves to a no

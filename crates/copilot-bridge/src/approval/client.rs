@@ -5,10 +5,9 @@
 //! `paused.rs`).
 
 use bridge_core::redact::Redactor;
+use bridge_mcp::confirm;
 use rmcp::RoleServer;
-use rmcp::model::{ElicitRequestParams, ElicitationAction};
-use rmcp::service::{ElicitationMode, Peer, RequestContext};
-use serde_json::{Value, json};
+use rmcp::service::{Peer, RequestContext};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::acp::{Asked, PermissionRequest};
@@ -43,41 +42,23 @@ impl ClientAsker {
         let Self::Elicit(peer) = self else {
             return None;
         };
-        if peer.peer_info().is_none() {
-            return Some(
-                "the client speaks MCP 2026-07-28 (no initialize), where a server cannot send \
-                 elicitation/create; it is asked through input_required results on \
-                 copilot_code_task, copilot_code and copilot_code_verbose only"
-                    .to_owned(),
-            );
-        }
-        if !peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form)
-        {
-            return Some("the calling client did not declare form elicitation".to_owned());
-        }
-        None
+        confirm::why_not(peer).map(|why| {
+            if peer.peer_info().is_none() {
+                format!(
+                    "{why}; such clients are asked through input_required results on \
+                     copilot_code_task, copilot_code and copilot_code_verbose only"
+                )
+            } else {
+                why
+            }
+        })
     }
 
     /// Asks the person at the client; only an explicit yes allows.
     pub(crate) async fn ask(&self, request: &PermissionRequest, reason: &str) -> Asked {
         let message = question(request, reason);
         match self {
-            Self::Elicit(peer) => {
-                let params = match form(&message) {
-                    Ok(params) => params,
-                    Err(err) => {
-                        return Asked::no(format!("the question could not be built: {err}"));
-                    }
-                };
-                match peer.create_elicitation(params).await {
-                    Ok(result) => {
-                        read_answer(&serde_json::to_value(&result).unwrap_or(Value::Null))
-                    }
-                    Err(err) => Asked::no(format!("the MCP client could not ask: {err}")),
-                }
-            }
+            Self::Elicit(peer) => Asked::from(confirm::ask(peer, &message).await),
             Self::Relay(questions) => {
                 let (answer, answered) = oneshot::channel();
                 if questions.send(Question { message, answer }).is_err() {
@@ -88,62 +69,6 @@ impl ClientAsker {
                     .unwrap_or_else(|_| Asked::no("the question was withdrawn before an answer"))
             }
         }
-    }
-}
-
-/// The yes/no form with `message`.
-pub(crate) fn form(message: &str) -> Result<ElicitRequestParams, serde_json::Error> {
-    serde_json::from_value(json!({
-        "mode": "form",
-        "message": message,
-        "requestedSchema": schema(),
-    }))
-}
-
-/// The form's schema: one required boolean, `approve`.
-pub(crate) fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "approve": {
-                "type": "boolean",
-                "title": "Allow this once",
-                "description": "Yes lets Copilot do this one time; no refuses it."
-            }
-        },
-        "required": ["approve"]
-    })
-}
-
-/// What an elicitation result (`{action, content}`) says; only `accept` with `approve: true`
-/// allows.
-pub(crate) fn read_answer(result: &Value) -> Asked {
-    let action = result
-        .get("action")
-        .cloned()
-        .and_then(|a| serde_json::from_value::<ElicitationAction>(a).ok());
-    match action {
-        Some(ElicitationAction::Accept) => {
-            match result
-                .get("content")
-                .and_then(|c| c.get("approve"))
-                .and_then(Value::as_bool)
-            {
-                Some(true) => Asked::yes("the person asked through the MCP client allowed it once"),
-                Some(false) => Asked::no("the person asked through the MCP client said no"),
-                None => Asked::no("the MCP client's answer had no yes or no"),
-            }
-        }
-        Some(ElicitationAction::Decline) => {
-            Asked::no("the person asked through the MCP client declined")
-        }
-        Some(ElicitationAction::Cancel) => {
-            Asked::no("the person asked through the MCP client cancelled the question")
-        }
-        _ => Asked::no(format!(
-            "the MCP client's answer could not be read as a yes: {}",
-            bridge_core::redact::truncate(&result.to_string(), 200)
-        )),
     }
 }
 

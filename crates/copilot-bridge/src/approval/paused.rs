@@ -24,10 +24,12 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::Asked;
-use crate::approval::client::{Question, read_answer, schema};
+use bridge_mcp::confirm::{self, schema};
+
+use crate::approval::client::Question;
 
 /// The key of the one question in an `input_required` result.
-pub(crate) const QUESTION_KEY: &str = "approve";
+pub(crate) const QUESTION_KEY: &str = confirm::APPROVE;
 
 /// Why a retry's `requestState` was refused.
 #[derive(Debug, thiserror::Error)]
@@ -242,7 +244,9 @@ impl<T: Send + 'static> PausedCalls<T> {
             .and_then(|r| r.get(QUESTION_KEY))
             .ok_or(ResumeError::NoAnswer)?;
         let paused = lock(&self.calls).remove(&nonce).ok_or(ResumeError::Spent)?;
-        let _ = paused.answer.send(read_answer(answer));
+        let _ = paused
+            .answer
+            .send(Asked::from(confirm::read_answer(answer)));
         Ok(paused.call)
     }
 
