@@ -123,6 +123,7 @@ async fn validate_passes_with_byok_and_its_prompt_makes_a_round_trip() -> anyhow
     for line in [
         "✓ configuration",
         "✓ policy",
+        "✓ ask",
         "✓ audit log",
         "✓ Copilot CLI",
         "✓ ACP initialize",
@@ -210,6 +211,7 @@ async fn validate_without_a_login_fails_authentication_and_says_how_to_fix_it() 
         "{report}"
     );
     assert_eq!(check(&report, "policy")["status"], "fail", "{report}");
+    assert_eq!(check(&report, "ask")["status"], "fail", "{report}");
     // The memory server shares the policy file, so it refuses to start too, and says why.
     assert_eq!(
         check(&report, "memory server")["status"],

@@ -13,7 +13,7 @@ use anyhow::Context;
 use bridge_core::audit::AuditLog;
 use bridge_core::check::{Check, Report, Status};
 use bridge_core::config::Config;
-use bridge_core::policy::Policy;
+use bridge_core::policy::{AskVia, Policy};
 use rmcp::ServiceExt;
 use rmcp::transport::TokioChildProcess;
 
@@ -95,6 +95,7 @@ async fn checks(global: &GlobalArgs, args: &ValidateArgs) -> Vec<Check> {
         },
     )];
     checks.push(policy(&config));
+    checks.push(ask_routes(&config));
     checks.push(audit(&config).await);
     let cli = cli(&config).await;
     let found = cli.status == Status::Pass;
@@ -137,6 +138,32 @@ fn policy(config: &Config) -> Check {
             bridge_mcp::error_chain(&err),
             "correct the policy file (see config/policy.example.toml), or unset \
              COPILOT_BRIDGE_POLICY_FILE for the built-in rules",
+        ),
+    }
+}
+
+/// Where the policy's `ask` rules can reach a person from here.
+fn ask_routes(config: &Config) -> Check {
+    let policy = match &config.policy_file {
+        Some(path) => match Policy::load(path) {
+            Ok(policy) => policy,
+            Err(_) => return Check::fail("ask", "the policy file is invalid", "see policy above"),
+        },
+        None => Policy::default(),
+    };
+    match policy.ask_via() {
+        AskVia::Auto | AskVia::Client => Check::pass(
+            "ask",
+            "a rule that says ask is put to the calling MCP client: elicitation/create on MCP \
+             2025-xx, input_required on 2026-07-28 (delegate tools); headless clients, OpenClaw \
+             and clients without elicitation cannot be asked, so there it denies",
+        ),
+        AskVia::Deny => Check::pass("ask", "ask_via = \"deny\": a rule that says ask denies"),
+        AskVia::Openclaw => Check::fail(
+            "ask",
+            "ask_via = \"openclaw\", but OpenClaw's approval flow is not available to the \
+             bridge yet, so every ask is denied",
+            "set ask_via = \"auto\" to ask through the calling MCP client",
         ),
     }
 }
