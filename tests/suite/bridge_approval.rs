@@ -7,7 +7,7 @@
 use bridge_test_support::{CopilotBed, Reply, binary_path};
 use serde_json::{Value, json};
 
-use super::bridge_code::{TASK, bridge_env};
+use super::bridge_code::{TASK, bridge_env, run_python_checks};
 
 /// A GitHub token shape the redactor knows, written by the model into a command.
 const SECRET: &str = "ghp_Zq8vQ2mN7pL4kR9tXw3yB6cD1fG5hJ0sA2e";
@@ -45,36 +45,14 @@ async fn ask_goes_to_the_calling_client_through_elicitation() -> anyhow::Result<
             ],
         );
     }
-    let mut env: serde_json::Map<String, Value> = bridge_env(&bed)
-        .into_iter()
-        .map(|(k, v)| (k, Value::String(v)))
-        .collect();
-    env.insert("HOME".into(), json!(bed.home().display().to_string()));
-    env.insert(
-        "PATH".into(),
-        json!(std::env::var("PATH").unwrap_or_default()),
-    );
-    env.insert("RUST_LOG".into(), json!("warn"));
-    env.insert(
-        "COPILOT_BRIDGE_POLICY_FILE".into(),
-        json!(policy.display().to_string()),
-    );
-    let mut command = std::process::Command::new(bridge_test_support::python());
-    command
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/python/bridge_approval_e2e.py"
-        ))
-        .arg(binary_path("copilot-bridge"))
-        .arg(bed.workspace())
-        .arg(Value::Object(env).to_string())
-        .arg(SECRET);
-    // Blocking wait off the runtime's thread, so the scripted model keeps answering.
-    let output = tokio::task::spawn_blocking(move || command.output()).await??;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "the Python SDK checks failed");
-    assert!(stdout.contains("5 passed, 0 failed"), "no summary line");
+    run_python_checks(
+        &bed,
+        "bridge_approval_e2e.py",
+        &[("COPILOT_BRIDGE_POLICY_FILE", policy.display().to_string())],
+        &[SECRET],
+        "5 passed, 0 failed",
+    )
+    .await?;
 
     // Every question is audited with its route and decision, and no secret is in the log.
     let mut audited = String::new();

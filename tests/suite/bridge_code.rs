@@ -530,7 +530,20 @@ async fn python_sdk_client_delegates_tasks() -> anyhow::Result<()> {
     bed.model.script("PY-SER-A2", [Reply::text("a2 done")]);
     bed.model
         .script("PY-RESTART-1", [Reply::text("after the restart")]);
-    let mut env: serde_json::Map<String, Value> = bridge_env(&bed)
+    run_python_checks(&bed, "bridge_code_e2e.py", &[], &[], "8 passed, 0 failed").await
+}
+
+/// Runs `tests/python/<script> BINARY WORKSPACE ENV_JSON [args…]` (the official MCP Python SDK
+/// against the bridge binary, with [`bridge_env`] plus `extra_env`) and checks that it passed
+/// and printed `summary`.
+pub(super) async fn run_python_checks(
+    bed: &CopilotBed,
+    script: &str,
+    extra_env: &[(&str, String)],
+    args: &[&str],
+    summary: &str,
+) -> anyhow::Result<()> {
+    let mut env: serde_json::Map<String, Value> = bridge_env(bed)
         .into_iter()
         .map(|(k, v)| (k, Value::String(v)))
         .collect();
@@ -540,20 +553,24 @@ async fn python_sdk_client_delegates_tasks() -> anyhow::Result<()> {
         json!(std::env::var("PATH").unwrap_or_default()),
     );
     env.insert("RUST_LOG".into(), json!("warn"));
+    for (key, value) in extra_env {
+        env.insert((*key).to_owned(), json!(value));
+    }
     let mut command = std::process::Command::new(bridge_test_support::python());
     command
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/python/bridge_code_e2e.py"
-        ))
+        .arg(format!("{}/python/{script}", env!("CARGO_MANIFEST_DIR")))
         .arg(binary_path("copilot-bridge"))
         .arg(bed.workspace())
-        .arg(Value::Object(env).to_string());
+        .arg(Value::Object(env).to_string())
+        .args(args);
     // Blocking wait off the runtime's thread, so the scripted model keeps answering.
     let output = tokio::task::spawn_blocking(move || command.output()).await??;
     let stdout = String::from_utf8_lossy(&output.stdout);
     eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "the Python SDK checks failed");
-    assert!(stdout.contains("8 passed, 0 failed"), "no summary line");
+    assert!(
+        output.status.success(),
+        "the Python SDK checks in {script} failed"
+    );
+    assert!(stdout.contains(summary), "no summary line {summary:?}");
     Ok(())
 }

@@ -808,32 +808,14 @@ async fn python_sdk_client_drives_the_session_tools() -> anyhow::Result<()> {
         [Reply::text("one two three four five six seven eight")
             .with_chunk_delay(Duration::from_millis(300))],
     );
-    let mut env: serde_json::Map<String, Value> = super::bridge_code::bridge_env(&bed)
-        .into_iter()
-        .map(|(k, v)| (k, Value::String(v)))
-        .collect();
-    env.insert("HOME".into(), json!(bed.home().display().to_string()));
-    env.insert(
-        "PATH".into(),
-        json!(std::env::var("PATH").unwrap_or_default()),
-    );
-    env.insert("RUST_LOG".into(), json!("warn"));
-    let mut command = std::process::Command::new(bridge_test_support::python());
-    command
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/python/bridge_sessions_e2e.py"
-        ))
-        .arg(bridge_test_support::binary_path("copilot-bridge"))
-        .arg(bed.workspace())
-        .arg(Value::Object(env).to_string());
-    // Blocking wait off the runtime's thread, so the scripted model keeps answering.
-    let output = tokio::task::spawn_blocking(move || command.output()).await??;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "the Python SDK checks failed");
-    assert!(stdout.contains("4 passed, 0 failed"), "no summary line");
-    Ok(())
+    super::bridge_code::run_python_checks(
+        &bed,
+        "bridge_sessions_e2e.py",
+        &[],
+        &[],
+        "4 passed, 0 failed",
+    )
+    .await
 }
 
 #[tokio::test]

@@ -198,35 +198,10 @@ impl Runner {
             DirAccess::Held => None,
         };
 
-        let policy = RetryPolicy {
-            max_retries: self.config.max_retries,
-            ..RetryPolicy::default()
-        };
-        let session = retry::retry(&policy, &cancel, || {
-            self.open_session(record.as_ref(), &working_dir, &request)
-        })
-        .await
-        .map_err(|e| match e {
-            RetryError::Cancelled { .. } => RunError::Cancelled,
-            RetryError::Aborted {
-                source: Attempt::Agent(err @ (AcpError::NotFound { .. } | AcpError::Spawn { .. })),
-                ..
-            } => RunError::Launch(err),
-            other => RunError::Agent(other),
-        })?;
-        // The configured model is the session's model already.
-        if let Some(model) = request
-            .model
-            .as_ref()
-            .filter(|m| Some(*m) != self.config.model.as_ref())
-        {
-            session.set_model(model).await.map_err(|e| {
-                RunError::Agent(RetryError::Aborted {
-                    attempts: 1,
-                    source: Attempt::Agent(e),
-                })
-            })?;
-        }
+        let policy = self.retry_policy();
+        let session = self
+            .ready_session(record.as_ref(), &working_dir, &request, &cancel)
+            .await?;
 
         // While the turn runs, the policy's questions go to the client that made the call.
         let _attending = match (&self.approvals, request.asker.clone()) {
@@ -268,12 +243,31 @@ impl Runner {
             updates: None,
             asker: None,
         };
-        let policy = RetryPolicy {
+        let session = self
+            .ready_session(None, &working_dir, &request, cancel)
+            .await?;
+        Ok(session.id())
+    }
+
+    fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
             max_retries: self.config.max_retries,
             ..RetryPolicy::default()
-        };
+        }
+    }
+
+    /// The session a task runs in (see [`Runner::open_session`]), opened with retries and
+    /// switched to the request's model when it is not the configured one.
+    async fn ready_session(
+        &self,
+        record: Option<&SessionRecord>,
+        working_dir: &Path,
+        request: &TaskRequest,
+        cancel: &CancellationToken,
+    ) -> Result<Session, RunError> {
+        let policy = self.retry_policy();
         let session = retry::retry(&policy, cancel, || {
-            self.open_session(None, &working_dir, &request)
+            self.open_session(record, working_dir, request)
         })
         .await
         .map_err(|e| match e {
@@ -284,6 +278,7 @@ impl Runner {
             } => RunError::Launch(err),
             other => RunError::Agent(other),
         })?;
+        // The configured model is the session's model already.
         if let Some(model) = request
             .model
             .as_ref()
@@ -296,7 +291,7 @@ impl Runner {
                 })
             })?;
         }
-        Ok(session.id())
+        Ok(session)
     }
 
     /// Closes the open session `id` on the agent's side (cancelling its running turn) and

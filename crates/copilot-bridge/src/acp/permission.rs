@@ -65,40 +65,7 @@ pub trait PermissionDecider: Send + Sync {
 }
 
 /// What came of asking: allowed (once) or not, and what happened, for the reason.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Asked {
-    /// An explicit yes.
-    pub allowed: bool,
-    /// Who was asked and what they said, or why nobody was.
-    pub detail: String,
-}
-
-impl Asked {
-    /// An explicit yes.
-    pub fn yes(detail: impl Into<String>) -> Self {
-        Self {
-            allowed: true,
-            detail: detail.into(),
-        }
-    }
-
-    /// Anything else.
-    pub fn no(detail: impl Into<String>) -> Self {
-        Self {
-            allowed: false,
-            detail: detail.into(),
-        }
-    }
-}
-
-impl From<bridge_mcp::confirm::Confirmation> for Asked {
-    fn from(answer: bridge_mcp::confirm::Confirmation) -> Self {
-        Self {
-            allowed: answer.allowed,
-            detail: answer.detail,
-        }
-    }
-}
+pub type Asked = bridge_mcp::confirm::Confirmation;
 
 /// Asks a person (through MCP elicitation, for instance) whether to allow a request.
 pub trait AskHook: Send + Sync {

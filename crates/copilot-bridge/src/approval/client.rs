@@ -58,7 +58,7 @@ impl ClientAsker {
     pub(crate) async fn ask(&self, request: &PermissionRequest, reason: &str) -> Asked {
         let message = question(request, reason);
         match self {
-            Self::Elicit(peer) => Asked::from(confirm::ask(peer, &message).await),
+            Self::Elicit(peer) => confirm::ask(peer, &message).await,
             Self::Relay(questions) => {
                 let (answer, answered) = oneshot::channel();
                 if questions.send(Question { message, answer }).is_err() {

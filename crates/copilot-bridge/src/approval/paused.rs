@@ -244,9 +244,7 @@ impl<T: Send + 'static> PausedCalls<T> {
             .and_then(|r| r.get(QUESTION_KEY))
             .ok_or(ResumeError::NoAnswer)?;
         let paused = lock(&self.calls).remove(&nonce).ok_or(ResumeError::Spent)?;
-        let _ = paused
-            .answer
-            .send(Asked::from(confirm::read_answer(answer)));
+        let _ = paused.answer.send(confirm::read_answer(answer));
         Ok(paused.call)
     }
 

@@ -340,6 +340,23 @@ pub fn render_verbose(result: &TaskResult, limit: usize) -> String {
     format!("{log}{result_text}")
 }
 
+/// Checks the text of a task (`noun` is how the tool calls it): not empty, not over the limit.
+pub(crate) fn check_task_text(text: &str, noun: &str) -> Result<(), ToolError> {
+    if text.trim().is_empty() {
+        return Err(ToolError::Model(format!(
+            "the {noun} is empty: say what Copilot should do"
+        )));
+    }
+    let chars = text.chars().count();
+    if chars > MAX_PROMPT_CHARS {
+        return Err(ToolError::Model(format!(
+            "the {noun} is {chars} characters; the limit is {MAX_PROMPT_CHARS}: put the details \
+             in a file and refer to it"
+        )));
+    }
+    Ok(())
+}
+
 /// Turns a runner error into a tool error the model can act on.
 fn tool_error(err: &RunError) -> ToolError {
     ToolError::model(err)
@@ -497,18 +514,7 @@ impl BridgeServer {
         cancel: CancellationToken,
         verbose: bool,
     ) -> Result<Answer<TaskResult>, ToolError> {
-        if args.prompt.trim().is_empty() {
-            return Err(ToolError::Model(
-                "the task is empty: say what Copilot should do".into(),
-            ));
-        }
-        let chars = args.prompt.chars().count();
-        if chars > MAX_PROMPT_CHARS {
-            return Err(ToolError::Model(format!(
-                "the task is {chars} characters; the limit is {MAX_PROMPT_CHARS}: put the \
-                 details in a file and refer to it"
-            )));
-        }
+        check_task_text(&args.prompt, "task")?;
         let timeout_ms = args.timeout.unwrap_or(self.config().timeout_ms);
         if timeout_ms == 0 {
             return Err(ToolError::Model(

@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::approval::ClientAsker;
 use crate::runner::{DirAccess, HEARTBEAT, ProgressSink, TaskRequest, forward};
 use crate::server::BridgeServer;
-use crate::tools::code::{MAX_PROMPT_CHARS, TaskResult};
+use crate::tools::code::{TaskResult, check_task_text};
 
 /// Characters of a sub-task's answer kept as its summary (what dependents get to read, and
 /// what the report shows).
@@ -432,18 +432,7 @@ impl BridgeServer {
 
 /// Checks the arguments that do not need the agent.
 fn run_options(args: &OrchestrateArgs) -> Result<RunOptions, ToolError> {
-    if args.task.trim().is_empty() {
-        return Err(ToolError::Model(
-            "the task is empty: say what Copilot should do".into(),
-        ));
-    }
-    let chars = args.task.chars().count();
-    if chars > MAX_PROMPT_CHARS {
-        return Err(ToolError::Model(format!(
-            "the task is {chars} characters; the limit is {MAX_PROMPT_CHARS}: put the \
-                 details in a file and refer to it"
-        )));
-    }
+    check_task_text(&args.task, "task")?;
     let concurrency = match args.max_concurrency {
         None => Concurrency::default(),
         Some(n) => usize::try_from(n)

@@ -21,7 +21,7 @@ use crate::approval::ClientAsker;
 use crate::live::{LiveEvent, LiveOutcome, Poll, QueryOutcome, SessionSummary};
 use crate::runner::RunError;
 use crate::server::BridgeServer;
-use crate::tools::code::MAX_PROMPT_CHARS;
+use crate::tools::code::check_task_text;
 
 /// How long `live` waits for a first event unless told: the session API's 5 seconds.
 const DEFAULT_WAIT_MS: u64 = 5_000;
@@ -269,18 +269,7 @@ impl BridgeServer {
         Parameters(args): Parameters<QueryArgs>,
         context: RequestContext<RoleServer>,
     ) -> Result<SessionAnswer, ToolError> {
-        if args.prompt.trim().is_empty() {
-            return Err(ToolError::Model(
-                "the prompt is empty: say what Copilot should do".into(),
-            ));
-        }
-        let chars = args.prompt.chars().count();
-        if chars > MAX_PROMPT_CHARS {
-            return Err(ToolError::Model(format!(
-                "the prompt is {chars} characters; the limit is {MAX_PROMPT_CHARS}: put the \
-                 details in a file and refer to it"
-            )));
-        }
+        check_task_text(&args.prompt, "prompt")?;
         let asker = Some(ClientAsker::from_context(&context));
         match self.live().query(&args.session_id, args.prompt, asker) {
             QueryOutcome::NotFound => Ok(not_found(&args.session_id)),
