@@ -18,7 +18,6 @@ use crate::acp::{PermissionDecider, PermissionGate};
 use crate::approval::{Approvals, PausedCalls};
 use crate::live::LiveSessions;
 use crate::runner::Runner;
-use crate::tools::code::TaskResult;
 
 /// Who the bridge is.
 const IDENTITY: Identity = Identity {
@@ -55,7 +54,7 @@ struct Shared {
     /// The long-lived sessions (`copilot_session_*`), on the same runner.
     live: Arc<LiveSessions>,
     /// Delegated calls paused on a question for MCP 2026-07-28 clients.
-    paused: PausedCalls<Result<bridge_mcp::Answer<TaskResult>, ToolError>>,
+    paused: PausedCalls<Result<rmcp::model::CallToolResponse, rmcp::ErrorData>>,
     /// Orchestrations running now, so [`BridgeServer::interrupt`] can stop them.
     orchestrations: Mutex<HashMap<u64, CancellationToken>>,
     next_orchestration: AtomicU64,
@@ -149,7 +148,9 @@ impl BridgeServer {
     }
 
     /// Delegated calls paused on a question (MCP 2026-07-28).
-    pub(crate) fn paused(&self) -> &PausedCalls<Result<bridge_mcp::Answer<TaskResult>, ToolError>> {
+    pub(crate) fn paused(
+        &self,
+    ) -> &PausedCalls<Result<rmcp::model::CallToolResponse, rmcp::ErrorData>> {
         &self.shared.paused
     }
 

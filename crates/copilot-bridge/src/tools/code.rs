@@ -10,7 +10,7 @@ use bridge_mcp::{Answer, ToolError};
 use rmcp::ErrorData;
 use rmcp::handler::server::tool::{InputResponses, IntoCallToolResult, RequestState};
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResponse, InputRequiredResult};
+use rmcp::model::CallToolResponse;
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, tool};
 use serde::{Deserialize, Serialize};
@@ -375,7 +375,7 @@ impl BridgeServer {
         context: RequestContext<RoleServer>,
         RequestState(state): RequestState,
         InputResponses(responses): InputResponses,
-    ) -> Result<Delegated, ToolError> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let round = Retry { state, responses };
         self.delegate_rounds("copilot_code_task", args, context, false, round)
             .await
@@ -390,7 +390,7 @@ impl BridgeServer {
         context: RequestContext<RoleServer>,
         RequestState(state): RequestState,
         InputResponses(responses): InputResponses,
-    ) -> Result<Delegated, ToolError> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let round = Retry { state, responses };
         self.delegate_rounds("copilot_code", args.into(), context, false, round)
             .await
@@ -405,28 +405,10 @@ impl BridgeServer {
         context: RequestContext<RoleServer>,
         RequestState(state): RequestState,
         InputResponses(responses): InputResponses,
-    ) -> Result<Delegated, ToolError> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let round = Retry { state, responses };
         self.delegate_rounds("copilot_code_verbose", args.into(), context, true, round)
             .await
-    }
-}
-
-/// What a delegate tool answers: the result, or (MCP 2026-07-28) a question to retry with.
-#[derive(Debug)]
-pub enum Delegated {
-    /// The finished task.
-    Done(Box<Answer<TaskResult>>),
-    /// The turn waits for a person's answer: `input_required`, retried by the client.
-    Ask(InputRequiredResult),
-}
-
-impl IntoCallToolResult for Delegated {
-    fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
-        match self {
-            Self::Done(answer) => (*answer).into_call_tool_result(),
-            Self::Ask(question) => Ok(CallToolResponse::InputRequired(question)),
-        }
     }
 }
 
@@ -460,13 +442,18 @@ impl BridgeServer {
         context: RequestContext<RoleServer>,
         verbose: bool,
         retry: Retry,
-    ) -> Result<Delegated, ToolError> {
-        let arguments = serde_json::to_value(&args)
-            .map_err(|e| ToolError::internal(format!("cannot encode the arguments: {e}")))?;
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = serde_json::to_value(&args).map_err(|e| {
+            ErrorData::internal_error(format!("cannot encode the arguments: {e}"), None)
+        })?;
         let call = if let Some(state) = retry.state {
-            self.paused()
+            match self
+                .paused()
                 .resume(tool, &arguments, &state, retry.responses.as_ref())
-                .map_err(|e| ToolError::model(&e))?
+            {
+                Ok(call) => call,
+                Err(err) => return ToolError::model(&err).into_call_tool_result(),
+            }
         } else if asks_by_input_required(&context) {
             let server = self.clone();
             RunningCall::spawn(move |questions, cancel| async move {
@@ -474,23 +461,23 @@ impl BridgeServer {
                 server
                     .delegate_with(args, None, asker, cancel, verbose)
                     .await
+                    .into_call_tool_result()
             })
         } else {
             return self
                 .delegate(args, &context, verbose)
                 .await
-                .map(|answer| Delegated::Done(Box::new(answer)));
+                .into_call_tool_result();
         };
         match self
             .paused()
             .drive(call, tool, &arguments, &context.ct)
             .await
         {
-            Round::Done(result) => result.map(|answer| Delegated::Done(Box::new(answer))),
-            Round::Ask(question) => Ok(Delegated::Ask(question)),
-            Round::Gone => Err(ToolError::Model(
-                "the call was cancelled while it waited".into(),
-            )),
+            Round::Done(result) => result,
+            Round::Ask(question) => Ok(CallToolResponse::InputRequired(question)),
+            Round::Gone => ToolError::Model("the call was cancelled while it waited".into())
+                .into_call_tool_result(),
         }
     }
 
