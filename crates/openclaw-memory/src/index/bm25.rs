@@ -18,13 +18,13 @@ pub type TermId = u32;
 /// A chunk's slot in the index.
 pub type ChunkId = u32;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Posting {
     chunk: ChunkId,
     tf: u32,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct ChunkSlot {
     /// Distinct terms with their counts; kept to undo document frequencies on removal and to
     /// rebuild postings.
@@ -33,11 +33,13 @@ struct ChunkSlot {
     alive: bool,
 }
 
-/// An inverted index over chunks.
-#[derive(Debug, Default)]
+/// An inverted index over chunks. Persisted as it is (the vocabulary as its terms in id order),
+/// so a loaded index scores exactly as the one that was saved.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Bm25Index {
     /// FxHash: interning every token of every note is the hottest loop of an index build, and
     /// the keys are our own note text, not attacker-chosen hash-flooding input.
+    #[serde(with = "vocabulary_in_id_order")]
     vocabulary: FxHashMap<Box<str>, TermId>,
     postings: Vec<Vec<Posting>>,
     doc_freq: Vec<u32>,
@@ -140,6 +142,37 @@ impl Bm25Index {
         remap
     }
 
+    /// Whether a loaded index holds together: every id in range, counts that add up. A
+    /// checksum catches a damaged file; this catches one written by different code, so that
+    /// a bad file means a rebuild, never an out-of-range panic.
+    pub fn is_consistent(&self) -> bool {
+        let terms = self.postings.len();
+        let chunks = self.chunks.len();
+        let ids_dense = self.vocabulary.len() == terms
+            && self.vocabulary.values().all(|&id| (id as usize) < terms);
+        let postings_ok = self
+            .postings
+            .iter()
+            .flatten()
+            .all(|p| (p.chunk as usize) < chunks);
+        let chunks_ok = self
+            .chunks
+            .iter()
+            .all(|slot| slot.terms.iter().all(|&(t, _)| (t as usize) < terms));
+        let live: Vec<&ChunkSlot> = self.chunks.iter().filter(|s| s.alive).collect();
+        ids_dense
+            && postings_ok
+            && chunks_ok
+            && self.doc_freq.len() == terms
+            && live.len() == self.live_chunks as usize
+            && live.iter().map(|s| u64::from(s.len)).sum::<u64>() == self.live_len
+    }
+
+    /// Number of terms in the vocabulary.
+    pub fn term_count(&self) -> usize {
+        self.postings.len()
+    }
+
     /// Number of live chunks.
     #[cfg(test)]
     pub fn len(&self) -> usize {
@@ -195,6 +228,42 @@ impl Bm25Index {
             scores[posting.chunk as usize] += idf * tf * (K1 + 1.0) / (tf + norm);
             covered[posting.chunk as usize] += idf;
         }
+    }
+}
+
+/// The vocabulary on disk: its terms in id order (ids are dense, assigned in order), read back
+/// into the map by inserting them in that order.
+mod vocabulary_in_id_order {
+    use rustc_hash::FxHashMap;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::TermId;
+
+    pub fn serialize<S: Serializer>(
+        map: &FxHashMap<Box<str>, TermId>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut terms: Vec<&str> = vec![""; map.len()];
+        for (term, &id) in map {
+            if let Some(slot) = terms.get_mut(id as usize) {
+                *slot = term;
+            }
+        }
+        terms.serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<FxHashMap<Box<str>, TermId>, D::Error> {
+        let terms = Vec::<Box<str>>::deserialize(deserializer)?;
+        let mut map = FxHashMap::default();
+        for (id, term) in terms.into_iter().enumerate() {
+            let id = TermId::try_from(id).map_err(serde::de::Error::custom)?;
+            if map.insert(term, id).is_some() {
+                return Err(serde::de::Error::custom("a term appears twice"));
+            }
+        }
+        Ok(map)
     }
 }
 
