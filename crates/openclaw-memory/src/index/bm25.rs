@@ -168,13 +168,17 @@ impl Bm25Index {
             && live.iter().map(|s| u64::from(s.len)).sum::<u64>() == self.live_len
     }
 
+    /// Whether chunk `id` exists and was not removed.
+    pub fn is_alive(&self, id: ChunkId) -> bool {
+        self.chunks.get(id as usize).is_some_and(|slot| slot.alive)
+    }
+
     /// Number of terms in the vocabulary.
     pub fn term_count(&self) -> usize {
         self.postings.len()
     }
 
     /// Number of live chunks.
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.live_chunks as usize
     }

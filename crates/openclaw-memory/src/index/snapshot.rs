@@ -213,15 +213,24 @@ impl MemoryIndex {
                 return Err(invalid("a path appears twice"));
             }
         }
+        // The live chunks are exactly the ones the files own, each once: scoring reads only
+        // live chunks, and each of those must lead to its file and lines.
+        let mut owned = vec![false; bm25.slots()];
         for (slot, file) in files.iter().enumerate() {
             let Some(file) = file else { continue };
             for &chunk in &file.chunks {
+                if !bm25.is_alive(chunk) || std::mem::replace(&mut owned[chunk as usize], true) {
+                    return Err(invalid("chunk owner"));
+                }
                 // In range: `holds_together` checked every chunk id against the slots.
                 let info = chunk_info[chunk as usize];
                 if info.file as usize != slot || info.range.end >= file.line_count() {
                     return Err(invalid("chunk owner"));
                 }
             }
+        }
+        if owned.iter().filter(|&&o| o).count() != bm25.len() {
+            return Err(invalid("a live chunk without a file"));
         }
         Ok(Self {
             store,
@@ -387,6 +396,8 @@ mod tests {
         std::fs::remove_file(dir.path().join("memory/2026-02-21.md")).unwrap();
         assert_eq!(loaded.refresh().unwrap(), saved.refresh().unwrap());
         assert_eq!(answers(&loaded), answers(&saved));
+        // With dead chunks and a reused file slot, saved and loaded again.
+        assert_eq!(answers(&reload(&saved, dir.path())), answers(&saved));
         // And a fresh build agrees on what is found and how it scores.
         assert_eq!(answers(&built(dir.path())), answers(&saved));
     }
