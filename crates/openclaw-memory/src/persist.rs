@@ -240,6 +240,31 @@ impl IndexCache {
     }
 }
 
+impl IndexCache {
+    /// Waits at most `wait` until no process holds the lock (another's build or save has
+    /// ended), without keeping it: true when that happened. Many waiters see it at once.
+    pub fn wait_unlocked(&self, wait: Duration) -> bool {
+        let Ok(file) = OpenOptions::new()
+            .read(true)
+            .custom_flags(OFlags::NOFOLLOW.bits().cast_signed())
+            .open(&self.lock)
+        else {
+            return false;
+        };
+        let deadline = Instant::now() + wait;
+        loop {
+            if flock(&file, FlockOperation::NonBlockingLockShared).is_ok() {
+                let _released = flock(&file, FlockOperation::Unlock);
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(LOCK_POLL);
+        }
+    }
+}
+
 /// Opens `path` refusing a symlink as its last component (ELOOP).
 fn open_nofollow(path: &Path, flags: OFlags) -> std::io::Result<File> {
     let fd = rustix::fs::open(

@@ -12,7 +12,7 @@ use bridge_core::sync::lock;
 use crate::index::rank::RankOptions;
 use crate::index::{LocalHit, MemoryIndex};
 use crate::paths::MemoryPath;
-use crate::persist::{IndexCache, PersistError, state_dir};
+use crate::persist::{CacheLock, IndexCache, PersistError, state_dir};
 use crate::store::{MAX_FILE_BYTES, MemoryStore, StoreError};
 use crate::watch::ChangeWatch;
 use crate::workspace::{Discovery, DiscoveryInput, Workspace, discover};
@@ -147,7 +147,7 @@ impl MemoryService {
     fn open_index(&self, workspace: &Workspace) -> Result<LiveIndex, ServiceError> {
         let store = MemoryStore::new(workspace.root.clone());
         let ranking = self.options.ranking;
-        let mut watch = ChangeWatch::new();
+        let watch = ChangeWatch::new();
         let cache = state_dir(&self.env).and_then(|dir| IndexCache::new(&dir, &workspace.root));
         let Some(cache) = cache else {
             tracing::debug!("no state directory for the memory index; keeping it in memory");
@@ -168,37 +168,60 @@ impl MemoryService {
                 if !matches!(err, PersistError::Missing) {
                     tracing::info!(%err, "not using the saved memory index");
                 }
-                match cache.lock(LOCK_WAIT) {
-                    Ok(Some(held)) => {
-                        // Another process may have built and saved it while this one waited.
-                        let Ok(index) = cache.load(store.clone(), ranking) else {
-                            let live = build(
-                                store,
-                                ranking,
-                                watch,
-                                workspace,
-                                Some(cache),
-                                "no usable saved index",
-                            )?;
-                            return Ok(live.saved_under(held));
-                        };
-                        (index, Some(held))
+                // Build only when no other process is at it; otherwise wait for its save
+                // and load that (many waiters load at once: nobody holds the lock then).
+                let mut held = match cache.lock(Duration::ZERO) {
+                    Ok(held) => held,
+                    Err(err) => {
+                        tracing::info!(%err, "cannot lock the memory index; keeping it in memory");
+                        return build(store, ranking, watch, workspace, None, "no lock");
                     }
-                    Ok(None) => {
+                };
+                if held.is_none() {
+                    if !cache.wait_unlocked(LOCK_WAIT) {
                         tracing::info!(
                             "another process is still building the memory index; building it in memory"
                         );
                         return build(store, ranking, watch, workspace, None, "lock wait ran out");
                     }
-                    Err(err) => {
-                        tracing::info!(%err, "cannot lock the memory index; keeping it in memory");
-                        return build(store, ranking, watch, workspace, None, "no lock");
+                    if let Ok(index) = cache.load(store.clone(), ranking) {
+                        return Self::loaded(index, watch, workspace, cache, started, None);
                     }
+                    // The other process did not leave a usable index: build it here.
+                    held = cache.lock(LOCK_WAIT).ok().flatten();
                 }
+                let Some(held) = held else {
+                    return build(store, ranking, watch, workspace, None, "lock wait ran out");
+                };
+                // Another process may have saved it just before this one took the lock.
+                let Ok(index) = cache.load(store.clone(), ranking) else {
+                    let live = build(
+                        store,
+                        ranking,
+                        watch,
+                        workspace,
+                        Some(cache),
+                        "no usable saved index",
+                    )?;
+                    return Ok(live.saved_under(held));
+                };
+                (index, Some(held))
             }
         };
+        Self::loaded(index, watch, workspace, cache, started, held)
+    }
+
+    /// A loaded index brought up to date with the notes, saved when that changed anything
+    /// (under `held` when the caller holds the lock).
+    fn loaded(
+        mut index: MemoryIndex,
+        mut watch: ChangeWatch,
+        workspace: &Workspace,
+        cache: IndexCache,
+        started: Instant,
+        held: Option<CacheLock>,
+    ) -> Result<LiveIndex, ServiceError> {
         watch.watch(&workspace.root);
-        let mut index = index;
         let refreshed = index.refresh()?;
         tracing::debug!(
             ?refreshed,
@@ -264,7 +287,7 @@ fn build(
 
 impl LiveIndex {
     /// Saves while the caller holds the lock, then releases it.
-    fn saved_under(mut self, held: crate::persist::CacheLock) -> Self {
+    fn saved_under(mut self, held: CacheLock) -> Self {
         self.write();
         drop(held);
         self
