@@ -166,13 +166,20 @@ impl IndexCache {
         if !meta.is_file() {
             return Err(PersistError::NotAFile(self.file.clone()));
         }
-        let mut bytes = Vec::new();
+        let started = Instant::now();
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
         file.take(MAX_INDEX_BYTES)
             .read_to_end(&mut bytes)
             .map_err(|e| PersistError::io(&self.file, e))?;
-        Ok(MemoryIndex::from_snapshot(
-            &bytes, &self.root, store, ranking,
-        )?)
+        let read_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let index = MemoryIndex::from_snapshot(&bytes, &self.root, store, ranking)?;
+        tracing::debug!(
+            bytes = bytes.len(),
+            read_ms,
+            decode_ms = started.elapsed().as_secs_f64() * 1000.0 - read_ms,
+            "memory index file read"
+        );
+        Ok(index)
     }
 
     /// Writes `index` atomically: a temporary file beside the index (0600), fsync, rename, and
