@@ -120,11 +120,9 @@ impl MemoryService {
     ) -> Result<(Workspace, Vec<LocalHit>), ServiceError> {
         let workspace = self.workspace()?;
         let mut guard = lock(&self.index);
-        if guard.is_none() {
-            *guard = Some(self.open_index(&workspace)?);
-        }
-        let Some(live) = guard.as_mut() else {
-            unreachable!("set above")
+        let live = match guard.take() {
+            Some(live) => guard.insert(live),
+            None => guard.insert(self.open_index(&workspace)?),
         };
         if live.watch.needs_scan() {
             // Watch first, so a change made during the scan triggers the next one.

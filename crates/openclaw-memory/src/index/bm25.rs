@@ -41,6 +41,8 @@ pub struct Bm25Index {
     /// the keys are our own note text, not attacker-chosen hash-flooding input.
     #[serde(with = "vocabulary_in_id_order")]
     vocabulary: FxHashMap<Box<str>, TermId>,
+    /// Not persisted: rebuilt from the chunks' terms on load ([`Self::rebuild_postings`]).
+    #[serde(skip)]
     postings: Vec<Vec<Posting>>,
     doc_freq: Vec<u32>,
     chunks: Vec<ChunkSlot>,
@@ -142,28 +144,50 @@ impl Bm25Index {
         remap
     }
 
+    /// Rebuilds the postings of a loaded index from its chunks' terms, in chunk order, which
+    /// is the order `add_chunk` and `compact` leave them in (dead chunks included, as before a
+    /// compaction): the very lists that were saved. False when a chunk names a term outside
+    /// the vocabulary.
+    pub fn rebuild_postings(&mut self) -> bool {
+        let terms = self.vocabulary.len();
+        let mut sizes = vec![0_usize; terms];
+        for slot in &self.chunks {
+            for &(term, _) in &slot.terms {
+                let Some(size) = sizes.get_mut(term as usize) else {
+                    return false;
+                };
+                *size += 1;
+            }
+        }
+        self.postings = sizes.into_iter().map(Vec::with_capacity).collect();
+        for (id, slot) in self.chunks.iter().enumerate() {
+            let chunk = ChunkId::try_from(id).unwrap_or(ChunkId::MAX);
+            for &(term, tf) in &slot.terms {
+                self.postings[term as usize].push(Posting { chunk, tf });
+            }
+        }
+        true
+    }
+
     /// Whether a loaded index holds together: every id in range, counts that add up. A
     /// checksum catches a damaged file; this catches one written by different code, so that
     /// a bad file means a rebuild, never an out-of-range panic.
     pub fn is_consistent(&self) -> bool {
         let terms = self.postings.len();
-        let chunks = self.chunks.len();
         let ids_dense = self.vocabulary.len() == terms
             && self.vocabulary.values().all(|&id| (id as usize) < terms);
-        let postings_ok = self
-            .postings
-            .iter()
-            .flatten()
-            .all(|p| (p.chunk as usize) < chunks);
-        let chunks_ok = self
-            .chunks
-            .iter()
-            .all(|slot| slot.terms.iter().all(|&(t, _)| (t as usize) < terms));
         let live: Vec<&ChunkSlot> = self.chunks.iter().filter(|s| s.alive).collect();
+        let mut doc_freq = vec![0_u32; terms];
+        for slot in &live {
+            for &(term, _) in &slot.terms {
+                if let Some(df) = doc_freq.get_mut(term as usize) {
+                    *df += 1;
+                }
+            }
+        }
+        // Chunk terms were checked against the vocabulary by `rebuild_postings`.
         ids_dense
-            && postings_ok
-            && chunks_ok
-            && self.doc_freq.len() == terms
+            && self.doc_freq == doc_freq
             && live.len() == self.live_chunks as usize
             && live.iter().map(|s| u64::from(s.len)).sum::<u64>() == self.live_len
     }
@@ -291,6 +315,34 @@ mod tests {
             }
         }
         scores
+    }
+
+    #[test]
+    fn a_saved_index_rebuilds_the_same_postings() {
+        let mut index = Bm25Index::new();
+        let ids: Vec<ChunkId> = (0..100)
+            .map(|i| add(&mut index, &format!("word{i} shared w{}", i % 7)))
+            .collect();
+        let check = |index: &Bm25Index| {
+            let mut loaded: Bm25Index =
+                postcard::from_bytes(&postcard::to_stdvec(index).unwrap()).unwrap();
+            assert!(loaded.rebuild_postings() && loaded.is_consistent());
+            for (a, b) in index.postings.iter().zip(&loaded.postings) {
+                let pairs = |l: &[Posting]| l.iter().map(|p| (p.chunk, p.tf)).collect::<Vec<_>>();
+                assert_eq!(pairs(a), pairs(b));
+            }
+            assert_eq!(index.postings.len(), loaded.postings.len());
+            assert_eq!(
+                scores(index, "shared w3 word5"),
+                scores(&loaded, "shared w3 word5")
+            );
+        };
+        check(&index);
+        // Dead chunks still in the postings, then after a compaction.
+        assert_eq!(index.remove_chunks(&ids[..10]), None);
+        check(&index);
+        assert!(index.remove_chunks(&ids[10..80]).is_some());
+        check(&index);
     }
 
     #[test]

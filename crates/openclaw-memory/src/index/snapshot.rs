@@ -187,11 +187,11 @@ impl MemoryIndex {
         let invalid = |what: &str| SnapshotError::Invalid(what.to_owned());
         let Snapshot {
             words,
-            bm25,
+            mut bm25,
             mut files,
             chunk_info,
         } = snapshot;
-        if !bm25.is_consistent() {
+        if !bm25.rebuild_postings() || !bm25.is_consistent() {
             return Err(invalid("inconsistent postings"));
         }
         let terms = bm25.term_count();
