@@ -68,6 +68,9 @@ pub enum SnapshotError {
     /// The checksum does not match: damaged on disk.
     #[error("the memory index file is damaged (checksum mismatch); it will be rebuilt")]
     Damaged,
+    /// Encoding the index failed (nothing is written then).
+    #[error("the memory index could not be encoded ({0}); it stays in memory only")]
+    Encode(String),
     /// The payload does not decode, or decodes to an index that does not hold together.
     #[error("the memory index file does not decode ({0}); it will be rebuilt")]
     Invalid(String),
@@ -119,7 +122,7 @@ impl MemoryIndex {
             chunk_info: &self.chunk_info,
         };
         let payload =
-            postcard::to_stdvec(&view).map_err(|e| SnapshotError::Invalid(e.to_string()))?;
+            postcard::to_stdvec(&view).map_err(|e| SnapshotError::Encode(e.to_string()))?;
         let head = header(
             &options_tag(&self.ranking, self.chunking),
             root,
