@@ -28,7 +28,7 @@ fi
 
 if [[ "$what" == all || "$what" == memory ]]; then
     section "openclaw-memory: 5,000 notes of ~2 KB, searched through stdio MCP"
-    target/release/memory-bench --notes 5000 --queries 500 target/release/openclaw-memory
+    target/release/memory-bench --notes 5000 --queries 500 --processes 8 target/release/openclaw-memory
 fi
 
 if [[ "$what" == all || "$what" == relevance ]]; then

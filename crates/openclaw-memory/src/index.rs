@@ -22,6 +22,8 @@ pub mod lexicon;
 mod query;
 /// Score factors on top of BM25.
 pub mod rank;
+/// The index as bytes: what is persisted between processes, and checking it on the way back.
+pub mod snapshot;
 /// Choosing the quoted lines of a hit.
 pub mod snippet;
 /// Text to terms.
@@ -67,7 +69,7 @@ pub struct RefreshStats {
     pub unchanged: usize,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct IndexedFile {
     path: MemoryPath,
     stamp: FileStamp,
@@ -104,7 +106,7 @@ impl IndexedFile {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct ChunkInfo {
     file: u32,
     range: LineRange,

@@ -12,6 +12,8 @@ mod gateway;
 mod index;
 /// Which paths are memory, and validating user-supplied ones.
 mod paths;
+/// The index saved between processes: where, atomically, under a lock.
+mod persist;
 /// `USER.md` directives.
 mod prefs;
 /// The MCP server: identity, capabilities and tool routing.

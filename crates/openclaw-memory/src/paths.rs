@@ -95,6 +95,54 @@ impl MemoryPath {
     }
 }
 
+/// How a [`MemoryPath`] is persisted with the index: its variant and its text, checked again
+/// when read back, so a damaged or planted index file cannot name a path outside the memory
+/// files.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum StoredPath<'a> {
+    TopLevel(&'a str),
+    Note(std::borrow::Cow<'a, str>),
+    ProfileUser(std::borrow::Cow<'a, str>),
+}
+
+impl serde::Serialize for MemoryPath {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::TopLevel(name) => StoredPath::TopLevel(name),
+            Self::Note(rest) => StoredPath::Note(rest.into()),
+            Self::ProfileUser(profile) => StoredPath::ProfileUser(profile.into()),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for MemoryPath {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        match StoredPath::deserialize(deserializer)? {
+            StoredPath::TopLevel(name) => TOP_LEVEL_FILES
+                .iter()
+                .find(|top| **top == name)
+                .map(|top| Self::TopLevel(top))
+                .ok_or_else(|| D::Error::custom("not a top-level memory file")),
+            StoredPath::Note(rest) => {
+                let plain = !rest.is_empty()
+                    && rest.len() <= MAX_PATH_BYTES
+                    && !rest.contains('\0')
+                    && rest.split('/').all(|part| !matches!(part, "" | "." | ".."));
+                if plain {
+                    Ok(Self::Note(rest.into_owned()))
+                } else {
+                    Err(D::Error::custom("not a path under memory/"))
+                }
+            }
+            StoredPath::ProfileUser(profile) => {
+                Self::profile_user(&profile).map_err(D::Error::custom)
+            }
+        }
+    }
+}
+
 impl fmt::Display for MemoryPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bridge_core::config::EnvLayer;
 use bridge_core::sync::lock;
@@ -12,6 +12,7 @@ use bridge_core::sync::lock;
 use crate::index::rank::RankOptions;
 use crate::index::{LocalHit, MemoryIndex};
 use crate::paths::MemoryPath;
+use crate::persist::{CacheLock, IndexCache, PersistError, state_dir};
 use crate::store::{MAX_FILE_BYTES, MemoryStore, StoreError};
 use crate::watch::ChangeWatch;
 use crate::workspace::{Discovery, DiscoveryInput, Workspace, discover};
@@ -32,7 +33,26 @@ pub struct MemoryService {
     env: EnvLayer,
     /// Found once; kept apart from the index so reads never wait for an index build.
     workspace: Mutex<Option<Workspace>>,
-    index: Mutex<Option<(MemoryIndex, ChangeWatch)>>,
+    index: Mutex<Option<LiveIndex>>,
+}
+
+/// How long a process waits for another that is building the same workspace's index before
+/// building its own in memory. Above the cold build of 50,000 notes on a slow machine.
+const LOCK_WAIT: Duration = Duration::from_mins(1);
+/// Changes seen while serving are saved at the first search at least this long after the last
+/// save, so a burst of edits costs one write.
+const SAVE_DEBOUNCE: Duration = Duration::from_secs(2);
+
+/// The index in use, its change watch, and where it is saved.
+#[derive(Debug)]
+struct LiveIndex {
+    index: MemoryIndex,
+    watch: ChangeWatch,
+    /// `None`: kept in memory only (no state directory, or the file was refused).
+    cache: Option<IndexCache>,
+    /// Changed since it was last saved.
+    dirty: bool,
+    last_save: Instant,
 }
 
 /// Why a call could not be served from the workspace.
@@ -99,21 +119,129 @@ impl MemoryService {
         limit: usize,
     ) -> Result<(Workspace, Vec<LocalHit>), ServiceError> {
         let workspace = self.workspace()?;
-        let ranking = self.options.ranking;
-        let mut index = lock(&self.index);
-        let (index, watch) = index.get_or_insert_with(|| {
-            (
-                MemoryIndex::new(MemoryStore::new(workspace.root.clone()), ranking),
-                ChangeWatch::new(),
-            )
-        });
-        if watch.needs_scan() {
+        let mut guard = lock(&self.index);
+        let live = match guard.take() {
+            Some(live) => guard.insert(live),
+            None => guard.insert(self.open_index(&workspace)?),
+        };
+        if live.watch.needs_scan() {
             // Watch first, so a change made during the scan triggers the next one.
-            watch.watch(&workspace.root);
-            let refreshed = index.refresh()?;
+            live.watch.watch(&workspace.root);
+            let refreshed = live.index.refresh()?;
             tracing::debug!(?refreshed, "memory index refreshed");
+            live.dirty |= refreshed.indexed + refreshed.removed > 0;
         }
-        Ok((workspace, index.search(query, limit, Some(today()))))
+        let hits = live.index.search(query, limit, Some(today()));
+        if live.dirty && live.last_save.elapsed() >= SAVE_DEBOUNCE {
+            live.save(Duration::ZERO);
+        }
+        Ok((workspace, hits))
+    }
+
+    /// The index of `workspace` at its first search: the saved one brought up to date when
+    /// there is one, else built, and saved for the next process. Only one process builds: the
+    /// others wait for its lock, then load what it saved. Logs "memory index loaded" or
+    /// "memory index built from scratch" (debug), which the tests count.
+    fn open_index(&self, workspace: &Workspace) -> Result<LiveIndex, ServiceError> {
+        let store = MemoryStore::new(workspace.root.clone());
+        let ranking = self.options.ranking;
+        let watch = ChangeWatch::new();
+        let cache = state_dir(&self.env).and_then(|dir| IndexCache::new(&dir, &workspace.root));
+        let Some(cache) = cache else {
+            tracing::debug!("no state directory for the memory index; keeping it in memory");
+            return build(store, ranking, watch, workspace, None, "no state directory");
+        };
+        let started = Instant::now();
+        let loaded = match cache.load(store.clone(), ranking) {
+            Ok(index) => Ok(index),
+            Err(PersistError::NotAFile(path)) => {
+                tracing::warn!(path = %path.display(), "memory index file is not a regular file (a symlink?); refusing it and keeping the index in memory");
+                return build(store, ranking, watch, workspace, None, "index file refused");
+            }
+            Err(err) => Err(err),
+        };
+        let (index, held) = match loaded {
+            Ok(index) => (index, None),
+            Err(err) => {
+                if !matches!(err, PersistError::Missing) {
+                    tracing::info!(%err, "not using the saved memory index");
+                }
+                // Build only when no other process is at it; otherwise wait for its save
+                // and load that (many waiters load at once: nobody holds the lock then).
+                let mut held = match cache.lock(Duration::ZERO) {
+                    Ok(held) => held,
+                    Err(err) => {
+                        tracing::info!(%err, "cannot lock the memory index; keeping it in memory");
+                        return build(store, ranking, watch, workspace, None, "no lock");
+                    }
+                };
+                if held.is_none() {
+                    if !cache.wait_unlocked(LOCK_WAIT) {
+                        tracing::info!(
+                            "another process is still building the memory index; building it in memory"
+                        );
+                        return build(store, ranking, watch, workspace, None, "lock wait ran out");
+                    }
+                    if let Ok(index) = cache.load(store.clone(), ranking) {
+                        return Self::loaded(index, watch, workspace, cache, started, None);
+                    }
+                    // The other process did not leave a usable index: build it here.
+                    held = cache.lock(LOCK_WAIT).ok().flatten();
+                }
+                let Some(held) = held else {
+                    return build(store, ranking, watch, workspace, None, "lock wait ran out");
+                };
+                // Another process may have saved it just before this one took the lock.
+                let Ok(index) = cache.load(store.clone(), ranking) else {
+                    let live = build(
+                        store,
+                        ranking,
+                        watch,
+                        workspace,
+                        Some(cache),
+                        "no usable saved index",
+                    )?;
+                    return Ok(live.saved_under(held));
+                };
+                (index, Some(held))
+            }
+        };
+        Self::loaded(index, watch, workspace, cache, started, held)
+    }
+
+    /// A loaded index brought up to date with the notes, saved when that changed anything
+    /// (under `held` when the caller holds the lock).
+    fn loaded(
+        mut index: MemoryIndex,
+        mut watch: ChangeWatch,
+        workspace: &Workspace,
+        cache: IndexCache,
+        started: Instant,
+        held: Option<CacheLock>,
+    ) -> Result<LiveIndex, ServiceError> {
+        watch.watch(&workspace.root);
+        let refreshed = index.refresh()?;
+        tracing::debug!(
+            ?refreshed,
+            files = index.file_count(),
+            took_ms = started.elapsed().as_millis(),
+            path = %cache.path().display(),
+            "memory index loaded"
+        );
+        let mut live = LiveIndex {
+            index,
+            watch,
+            cache: Some(cache),
+            dirty: refreshed.indexed + refreshed.removed > 0,
+            last_save: Instant::now(),
+        };
+        if live.dirty {
+            match held {
+                Some(held) => live = live.saved_under(held),
+                None => live.save(LOCK_WAIT),
+            }
+        }
+        Ok(live)
     }
 
     /// Reads one memory file, confined. Blocking: call from a blocking thread.
@@ -121,6 +249,86 @@ impl MemoryService {
         let workspace = self.workspace()?;
         let text = MemoryStore::new(workspace.root.clone()).read(path, MAX_FILE_BYTES)?;
         Ok((workspace, text))
+    }
+}
+
+/// Builds the index from the notes, and saves it when there is a `cache` (the caller holds its
+/// lock).
+fn build(
+    store: MemoryStore,
+    ranking: RankOptions,
+    mut watch: ChangeWatch,
+    workspace: &Workspace,
+    cache: Option<IndexCache>,
+    why: &str,
+) -> Result<LiveIndex, ServiceError> {
+    let started = Instant::now();
+    let mut index = MemoryIndex::new(store, ranking);
+    watch.watch(&workspace.root);
+    let refreshed = index.refresh()?;
+    tracing::debug!(
+        ?refreshed,
+        files = index.file_count(),
+        took_ms = started.elapsed().as_millis(),
+        why,
+        persisted = cache.is_some(),
+        "memory index built from scratch"
+    );
+    Ok(LiveIndex {
+        index,
+        watch,
+        dirty: cache.is_some(),
+        cache,
+        last_save: Instant::now(),
+    })
+}
+
+impl LiveIndex {
+    /// Saves while the caller holds the lock, then releases it.
+    fn saved_under(mut self, held: CacheLock) -> Self {
+        self.write();
+        drop(held);
+        self
+    }
+
+    /// Saves under the lock, waiting at most `wait` for it; a busy lock means another process
+    /// is saving, and this one tries again after its next change.
+    fn save(&mut self, wait: Duration) {
+        let Some(cache) = self.cache.as_ref() else {
+            return;
+        };
+        match cache.lock(wait) {
+            Ok(Some(held)) => {
+                self.write();
+                drop(held);
+            }
+            Ok(None) => tracing::debug!("memory index lock busy; saving later"),
+            Err(err) => tracing::info!(%err, "cannot lock the memory index to save it"),
+        }
+    }
+
+    fn write(&mut self) {
+        let Some(cache) = self.cache.as_ref() else {
+            return;
+        };
+        let started = Instant::now();
+        match cache.save(&self.index) {
+            Ok(()) => {
+                tracing::debug!(
+                    took_ms = started.elapsed().as_millis(),
+                    path = %cache.path().display(),
+                    "memory index saved"
+                );
+                self.dirty = false;
+            }
+            Err(PersistError::NotAFile(path)) => {
+                tracing::warn!(path = %path.display(), "memory index file is not a regular file; keeping the index in memory");
+                self.cache = None;
+                self.dirty = false;
+            }
+            Err(err) => tracing::info!(%err, "could not save the memory index"),
+        }
+        self.last_save = Instant::now();
     }
 }
 

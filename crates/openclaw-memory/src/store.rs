@@ -17,13 +17,17 @@ pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// How deep `memory/` is walked; OpenClaw nests imports two or three levels.
 const MAX_DEPTH: usize = 16;
 
-/// Size and modification time: what the index compares to notice a changed file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Size, modification time and inode: what the index compares to notice a changed file (the
+/// inode catches a file replaced by a rename with the same size and time). Persisted with the
+/// index, so a later process can tell which files changed while no server ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileStamp {
     /// Length in bytes.
     pub len: u64,
     /// Last modification time, when the platform reports one.
     pub modified: Option<SystemTime>,
+    /// Inode number (0 where the platform has none).
+    pub inode: u64,
 }
 
 /// Read-only, confined access to one workspace's memory files.
@@ -206,7 +210,18 @@ fn stamp(meta: &cap_std::fs::Metadata) -> FileStamp {
             .modified()
             .ok()
             .map(cap_std::time::SystemTime::into_std),
+        inode: inode(meta),
     }
+}
+
+#[cfg(unix)]
+fn inode(meta: &cap_std::fs::Metadata) -> u64 {
+    cap_std::fs::MetadataExt::ino(meta)
+}
+
+#[cfg(not(unix))]
+fn inode(_meta: &cap_std::fs::Metadata) -> u64 {
+    0
 }
 
 fn open_subdir(parent: &Dir, name: &str, shown: &str) -> Result<Dir, StoreError> {

@@ -18,13 +18,13 @@ pub type TermId = u32;
 /// A chunk's slot in the index.
 pub type ChunkId = u32;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Posting {
     chunk: ChunkId,
     tf: u32,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct ChunkSlot {
     /// Distinct terms with their counts; kept to undo document frequencies on removal and to
     /// rebuild postings.
@@ -33,12 +33,16 @@ struct ChunkSlot {
     alive: bool,
 }
 
-/// An inverted index over chunks.
-#[derive(Debug, Default)]
+/// An inverted index over chunks. Persisted as it is (the vocabulary as its terms in id order),
+/// so a loaded index scores exactly as the one that was saved.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Bm25Index {
     /// FxHash: interning every token of every note is the hottest loop of an index build, and
     /// the keys are our own note text, not attacker-chosen hash-flooding input.
+    #[serde(with = "vocabulary_in_id_order")]
     vocabulary: FxHashMap<Box<str>, TermId>,
+    /// Not persisted: rebuilt from the chunks' terms on load ([`Self::rebuild_postings`]).
+    #[serde(skip)]
     postings: Vec<Vec<Posting>>,
     doc_freq: Vec<u32>,
     chunks: Vec<ChunkSlot>,
@@ -140,8 +144,65 @@ impl Bm25Index {
         remap
     }
 
+    /// Rebuilds the postings of a loaded index from its chunks' terms, in chunk order, which
+    /// is the order `add_chunk` and `compact` leave them in (dead chunks included, as before a
+    /// compaction): the very lists that were saved. False when a chunk names a term outside
+    /// the vocabulary.
+    pub fn rebuild_postings(&mut self) -> bool {
+        let terms = self.vocabulary.len();
+        let mut sizes = vec![0_usize; terms];
+        for slot in &self.chunks {
+            for &(term, _) in &slot.terms {
+                let Some(size) = sizes.get_mut(term as usize) else {
+                    return false;
+                };
+                *size += 1;
+            }
+        }
+        self.postings = sizes.into_iter().map(Vec::with_capacity).collect();
+        for (id, slot) in self.chunks.iter().enumerate() {
+            let chunk = ChunkId::try_from(id).unwrap_or(ChunkId::MAX);
+            for &(term, tf) in &slot.terms {
+                self.postings[term as usize].push(Posting { chunk, tf });
+            }
+        }
+        true
+    }
+
+    /// Whether a loaded index holds together: every id in range, counts that add up. A
+    /// checksum catches a damaged file; this catches one written by different code, so that
+    /// a bad file means a rebuild, never an out-of-range panic.
+    pub fn is_consistent(&self) -> bool {
+        let terms = self.postings.len();
+        let ids_dense = self.vocabulary.len() == terms
+            && self.vocabulary.values().all(|&id| (id as usize) < terms);
+        let live: Vec<&ChunkSlot> = self.chunks.iter().filter(|s| s.alive).collect();
+        let mut doc_freq = vec![0_u32; terms];
+        for slot in &live {
+            for &(term, _) in &slot.terms {
+                if let Some(df) = doc_freq.get_mut(term as usize) {
+                    *df += 1;
+                }
+            }
+        }
+        // Chunk terms were checked against the vocabulary by `rebuild_postings`.
+        ids_dense
+            && self.doc_freq == doc_freq
+            && live.len() == self.live_chunks as usize
+            && live.iter().map(|s| u64::from(s.len)).sum::<u64>() == self.live_len
+    }
+
+    /// Whether chunk `id` exists and was not removed.
+    pub fn is_alive(&self, id: ChunkId) -> bool {
+        self.chunks.get(id as usize).is_some_and(|slot| slot.alive)
+    }
+
+    /// Number of terms in the vocabulary.
+    pub fn term_count(&self) -> usize {
+        self.postings.len()
+    }
+
     /// Number of live chunks.
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.live_chunks as usize
     }
@@ -198,6 +259,42 @@ impl Bm25Index {
     }
 }
 
+/// The vocabulary on disk: its terms in id order (ids are dense, assigned in order), read back
+/// into the map by inserting them in that order.
+mod vocabulary_in_id_order {
+    use rustc_hash::FxHashMap;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::TermId;
+
+    pub fn serialize<S: Serializer>(
+        map: &FxHashMap<Box<str>, TermId>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut terms: Vec<&str> = vec![""; map.len()];
+        for (term, &id) in map {
+            if let Some(slot) = terms.get_mut(id as usize) {
+                *slot = term;
+            }
+        }
+        terms.serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<FxHashMap<Box<str>, TermId>, D::Error> {
+        let terms = Vec::<Box<str>>::deserialize(deserializer)?;
+        let mut map = FxHashMap::default();
+        for (id, term) in terms.into_iter().enumerate() {
+            let id = TermId::try_from(id).map_err(serde::de::Error::custom)?;
+            if map.insert(term, id).is_some() {
+                return Err(serde::de::Error::custom("a term appears twice"));
+            }
+        }
+        Ok(map)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
@@ -218,6 +315,34 @@ mod tests {
             }
         }
         scores
+    }
+
+    #[test]
+    fn a_saved_index_rebuilds_the_same_postings() {
+        let mut index = Bm25Index::new();
+        let ids: Vec<ChunkId> = (0..100)
+            .map(|i| add(&mut index, &format!("word{i} shared w{}", i % 7)))
+            .collect();
+        let check = |index: &Bm25Index| {
+            let mut loaded: Bm25Index =
+                postcard::from_bytes(&postcard::to_stdvec(index).unwrap()).unwrap();
+            assert!(loaded.rebuild_postings() && loaded.is_consistent());
+            for (a, b) in index.postings.iter().zip(&loaded.postings) {
+                let pairs = |l: &[Posting]| l.iter().map(|p| (p.chunk, p.tf)).collect::<Vec<_>>();
+                assert_eq!(pairs(a), pairs(b));
+            }
+            assert_eq!(index.postings.len(), loaded.postings.len());
+            assert_eq!(
+                scores(index, "shared w3 word5"),
+                scores(&loaded, "shared w3 word5")
+            );
+        };
+        check(&index);
+        // Dead chunks still in the postings, then after a compaction.
+        assert_eq!(index.remove_chunks(&ids[..10]), None);
+        check(&index);
+        assert!(index.remove_chunks(&ids[10..80]).is_some());
+        check(&index);
     }
 
     #[test]

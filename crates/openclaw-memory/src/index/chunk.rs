@@ -23,7 +23,7 @@ impl Default for ChunkOptions {
 }
 
 /// A chunk: an inclusive range of 0-based line indexes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LineRange {
     /// First line (0-based).
     pub start: usize,

@@ -3,6 +3,8 @@
 //! word so an index build stems each word once; and typo tolerance for query words the notes
 //! never use, by edit distance against the words they do use.
 
+use std::sync::Arc;
+
 use rust_stemmers::{Algorithm, Stemmer};
 use rustc_hash::FxHashMap;
 
@@ -20,7 +22,12 @@ pub struct Lexicon {
     stemmer: Option<Stemmer>,
     /// Every word seen in a note, with its term (its stem's id). FxHash for the same reason as
     /// the BM25 vocabulary: it is on the hottest loop of an index build.
-    words: FxHashMap<Box<str>, TermId>,
+    words: FxHashMap<Arc<str>, TermId>,
+    /// The same words in the order they were first seen. Typo correction walks `words` in the
+    /// map's order and keeps the first of equally good candidates, so a persisted lexicon must
+    /// come back in the same order: inserting the words in this order into an empty map
+    /// rebuilds the very same table (FxHash has no random seed).
+    order: Vec<Arc<str>>,
 }
 
 impl std::fmt::Debug for Lexicon {
@@ -54,7 +61,36 @@ impl Lexicon {
         Self {
             stemmer: stemming.then(|| Stemmer::create(Algorithm::English)),
             words: FxHashMap::default(),
+            order: Vec::new(),
         }
+    }
+
+    /// Every word with its term, in the order first seen (what [`Self::restore`] takes).
+    pub fn words_in_order(&self) -> impl Iterator<Item = (&str, TermId)> {
+        self.order
+            .iter()
+            .map(|w| (&**w, self.words.get(w).copied().unwrap_or(TermId::MAX)))
+    }
+
+    /// A lexicon holding `words` (in the order first seen), as [`Self::words_in_order`] gave
+    /// them; `None` when a word repeats or a term is not below `terms`.
+    pub fn restore(
+        stemming: bool,
+        words: impl IntoIterator<Item = (Box<str>, TermId)>,
+        terms: usize,
+    ) -> Option<Self> {
+        let mut lexicon = Self::new(stemming);
+        for (word, id) in words {
+            if id as usize >= terms {
+                return None;
+            }
+            let word: Arc<str> = word.into();
+            if lexicon.words.insert(word.clone(), id).is_some() {
+                return None;
+            }
+            lexicon.order.push(word);
+        }
+        Some(lexicon)
     }
 
     /// The stem of `word` (already lowercase).
@@ -72,7 +108,9 @@ impl Lexicon {
             return *id;
         }
         let id = bm25.intern(&self.stem(word));
-        self.words.insert(word.into(), id);
+        let word: Arc<str> = word.into();
+        self.words.insert(word.clone(), id);
+        self.order.push(word);
         id
     }
 

@@ -1,12 +1,17 @@
 //! Benchmarks `openclaw-memory` the way a client uses it: generates an OpenClaw workspace of
 //! N dated notes (~2 KB each, default 5,000), spawns the real server, times the first search
-//! (which builds the index), then many searches, and reads the server's peak RSS.
+//! (which builds the index and saves it), then many searches, and reads the server's peak RSS.
+//! Then, in the same run: the warm first search (a fresh process with the index already on
+//! disk), and with `--processes N`, N servers started at once on the same workspace with no
+//! index on disk (the time until every one of them has answered its first search), each against
+//! one cold process measured the same way.
 //!
-//! Usage: `memory-bench [--notes N] [--queries Q] PATH/TO/openclaw-memory`
+//! Usage: `memory-bench [--notes N] [--queries Q] [--processes N] PATH/TO/openclaw-memory`
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -60,41 +65,48 @@ const QUERIES: &[&str] = &[
     "garden weather painting",
 ];
 
-fn main() -> anyhow::Result<()> {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut notes = 5_000_usize;
-    let mut queries = 500_usize;
-    while args.first().is_some_and(|a| a.starts_with("--")) {
-        let flag = args.remove(0);
-        let value: usize = args.first().context("flag needs a value")?.parse()?;
-        args.remove(0);
-        match flag.as_str() {
-            "--notes" => notes = value,
-            "--queries" => queries = value,
-            _ => bail!("unknown flag {flag}"),
-        }
+/// One server over stdio, killed when dropped.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    next_id: usize,
+}
+
+impl Server {
+    /// Spawns the server on `ws` with its index kept under `state`, and initializes it.
+    fn start(program: &Path, home: &Path, ws: &Path, state: &Path) -> anyhow::Result<Self> {
+        let mut child = Command::new(program)
+            .env_clear()
+            .env("HOME", home)
+            .env("OPENCLAW_WORKSPACE_DIR", ws)
+            .env("OPENCLAW_MEMORY_STATE_DIR", state)
+            .env("COPILOT_AUDIT_LOG_DIR", home.join("audit"))
+            .current_dir(home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let stdin = child.stdin.take().context("no stdin")?;
+        let stdout = BufReader::new(child.stdout.take().context("no stdout")?);
+        let mut server = Self {
+            child,
+            stdin: Some(stdin),
+            stdout,
+            next_id: 0,
+        };
+        server.call(
+            "initialize",
+            r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}"#,
+        )?;
+        Ok(server)
     }
-    let program = std::fs::canonicalize(args.first().context("usage: memory-bench BINARY")?)?;
 
-    let home = tempfile::TempDir::new()?;
-    let ws = home.path().join("workspace");
-    generate(&ws, notes)?;
-
-    let mut child = Command::new(&program)
-        .env_clear()
-        .env("HOME", home.path())
-        .env("OPENCLAW_WORKSPACE_DIR", &ws)
-        .env("COPILOT_AUDIT_LOG_DIR", home.path().join("audit"))
-        .current_dir(home.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let pid = child.id();
-    let mut stdin = child.stdin.take().context("no stdin")?;
-    let mut stdout = BufReader::new(child.stdout.take().context("no stdout")?);
-    let mut call = |id: usize, method: &str, params: &str| -> anyhow::Result<Duration> {
+    fn call(&mut self, method: &str, params: &str) -> anyhow::Result<Duration> {
+        self.next_id += 1;
+        let id = self.next_id;
         let started = Instant::now();
+        let stdin = self.stdin.as_mut().context("stdin closed")?;
         writeln!(
             stdin,
             r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
@@ -102,7 +114,7 @@ fn main() -> anyhow::Result<()> {
         let mut line = String::new();
         loop {
             line.clear();
-            if stdout.read_line(&mut line)? == 0 {
+            if self.stdout.read_line(&mut line)? == 0 {
                 bail!("the server closed stdout");
             }
             if line.contains(&format!(r#""id":{id}"#)) {
@@ -113,49 +125,177 @@ fn main() -> anyhow::Result<()> {
             bail!("call failed: {line}");
         }
         Ok(started.elapsed())
-    };
-    call(
-        0,
-        "initialize",
-        r#"{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}"#,
-    )?;
-    let search =
-        |q: &str| format!(r#"{{"name":"openclaw_memory_search","arguments":{{"query":"{q}"}}}}"#);
-    let first = call(1, "tools/call", &search(QUERIES[0]))?;
+    }
+
+    fn search(&mut self, query: &str) -> anyhow::Result<Duration> {
+        self.call(
+            "tools/call",
+            &format!(r#"{{"name":"openclaw_memory_search","arguments":{{"query":"{query}"}}}}"#),
+        )
+    }
+
+    fn peak_rss_kib(&self) -> anyhow::Result<u64> {
+        Ok(
+            std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                .unwrap_or(0),
+        )
+    }
+
+    fn stop(mut self) -> anyhow::Result<()> {
+        drop(self.stdin.take());
+        self.child.wait()?;
+        Ok(())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ignored = self.child.kill();
+        let _reaped = self.child.wait();
+    }
+}
+
+/// Spawn to first answer of `count` servers started at once on `ws` with an empty state
+/// directory: the time until the last one has answered.
+fn all_first_answers(
+    program: &Path,
+    home: &Path,
+    ws: &Path,
+    state: &Path,
+    count: usize,
+) -> anyhow::Result<Duration> {
+    if state.exists() {
+        std::fs::remove_dir_all(state)?;
+    }
+    let started = Instant::now();
+    let threads: Vec<_> = (0..count)
+        .map(|_| {
+            let (program, home, ws, state) = (
+                program.to_path_buf(),
+                home.to_path_buf(),
+                ws.to_path_buf(),
+                state.to_path_buf(),
+            );
+            std::thread::spawn(move || -> anyhow::Result<Instant> {
+                let mut server = Server::start(&program, &home, &ws, &state)?;
+                server.search(QUERIES[0])?;
+                let answered = Instant::now();
+                server.stop()?;
+                Ok(answered)
+            })
+        })
+        .collect();
+    let mut last = started;
+    for thread in threads {
+        let answered = thread
+            .join()
+            .map_err(|_| anyhow::anyhow!("a server thread panicked"))??;
+        last = last.max(answered);
+    }
+    Ok(last - started)
+}
+
+fn main() -> anyhow::Result<()> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut notes = 5_000_usize;
+    let mut queries = 500_usize;
+    let mut processes = 0_usize;
+    while args.first().is_some_and(|a| a.starts_with("--")) {
+        let flag = args.remove(0);
+        let value: usize = args.first().context("flag needs a value")?.parse()?;
+        args.remove(0);
+        match flag.as_str() {
+            "--notes" => notes = value,
+            "--queries" => queries = value,
+            "--processes" => processes = value,
+            _ => bail!("unknown flag {flag}"),
+        }
+    }
+    let program = std::fs::canonicalize(args.first().context("usage: memory-bench BINARY")?)?;
+
+    let home = tempfile::TempDir::new()?;
+    let ws = home.path().join("workspace");
+    generate(&ws, notes)?;
+    let state: PathBuf = home.path().join("state");
+
+    // Cold: no index on disk; the first search builds and saves it.
+    let mut server = Server::start(&program, home.path(), &ws, &state)?;
+    let first = server.search(QUERIES[0])?;
     let mut samples = Vec::with_capacity(queries);
     for i in 0..queries {
-        samples.push(call(
-            i + 2,
-            "tools/call",
-            &search(QUERIES[i % QUERIES.len()]),
-        )?);
+        samples.push(server.search(QUERIES[i % QUERIES.len()])?);
     }
-    let rss_kib = std::fs::read_to_string(format!("/proc/{pid}/status"))?
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .unwrap_or(0);
-    drop(stdin);
-    child.wait()?;
+    let rss_kib = server.peak_rss_kib()?;
+    server.stop()?;
+
+    // Warm: a fresh process, the index on disk.
+    let mut server = Server::start(&program, home.path(), &ws, &state)?;
+    let warm = server.search(QUERIES[0])?;
+    let warm_rss_kib = server.peak_rss_kib()?;
+    server.stop()?;
+    let index_bytes: u64 = std::fs::read_dir(&state)?
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "index"))
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum();
 
     samples.sort_unstable();
     let pick = |q: usize| samples[(samples.len() - 1) * q / 100];
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    #[expect(clippy::cast_precision_loss, reason = "memory sizes in KiB and bytes")]
+    let mib = |kib: u64| kib as f64 / 1024.0;
     let mut out = String::new();
     writeln!(
         out,
         "| notes | first search (index build) ms | p50 ms | p99 ms | peak RSS MiB |"
     )?;
     writeln!(out, "|---|---|---|---|---|")?;
-    #[expect(clippy::cast_precision_loss, reason = "a memory size in KiB")]
-    let peak_mib = rss_kib as f64 / 1024.0;
     writeln!(
         out,
-        "| {notes} | {:.1} | {:.2} | {:.2} | {peak_mib:.1} |",
+        "| {notes} | {:.1} | {:.2} | {:.2} | {:.1} |",
         ms(first),
         ms(pick(50)),
         ms(pick(99)),
+        mib(rss_kib),
     )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "| notes | cold first search ms | warm first search ms | cold / warm | index file MiB | warm peak RSS MiB |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|---|")?;
+    writeln!(
+        out,
+        "| {notes} | {:.1} | {:.1} | {:.1}x | {:.1} | {:.1} |",
+        ms(first),
+        ms(warm),
+        ms(first) / ms(warm),
+        mib(index_bytes / 1024),
+        mib(warm_rss_kib),
+    )?;
+    if processes > 0 {
+        // Both measured the same way: spawn to first answer, no index on disk.
+        let fresh = home.path().join("state-processes");
+        let one = all_first_answers(&program, home.path(), &ws, &fresh, 1)?;
+        let many = all_first_answers(&program, home.path(), &ws, &fresh, processes)?;
+        writeln!(out)?;
+        writeln!(
+            out,
+            "| notes | 1 cold process, spawn to first answer ms | {processes} processes at once, all answered ms | ratio |"
+        )?;
+        writeln!(out, "|---|---|---|---|")?;
+        writeln!(
+            out,
+            "| {notes} | {:.1} | {:.1} | {:.2}x |",
+            ms(one),
+            ms(many),
+            ms(many) / ms(one),
+        )?;
+    }
     std::io::stdout().lock().write_all(out.as_bytes())?;
     Ok(())
 }
