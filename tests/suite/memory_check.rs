@@ -41,7 +41,12 @@ fn check_reports_the_workspace_and_the_index_and_skips_an_unset_gateway() -> any
     let names: Vec<&str> = checks.iter().filter_map(|c| c["name"].as_str()).collect();
     assert_eq!(
         names,
-        ["OpenClaw memory", "memory index", "OpenClaw gateway"],
+        [
+            "OpenClaw memory",
+            "memory index",
+            "index file",
+            "OpenClaw gateway"
+        ],
         "{report}"
     );
     assert_eq!(checks[0]["status"], "pass", "{report}");
@@ -52,7 +57,14 @@ fn check_reports_the_workspace_and_the_index_and_skips_an_unset_gateway() -> any
         "{report}"
     );
     assert_eq!(checks[1]["status"], "pass", "{report}");
-    assert_eq!(checks[2]["status"], "skip", "{report}");
+    assert_eq!(checks[2]["status"], "pass", "{report}");
+    assert!(
+        checks[2]["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains(".index")),
+        "{report}"
+    );
+    assert_eq!(checks[3]["status"], "skip", "{report}");
 
     let (code, report) = check(home.path(), None)?;
     assert_eq!(code, 0, "{report}");

@@ -15,6 +15,7 @@ use bridge_core::config::Config;
 use crate::gateway::{Gateway, GatewaySettings};
 use crate::index::MemoryIndex;
 use crate::index::rank::RankOptions;
+use crate::persist::{IndexCache, state_dir};
 use crate::store::MemoryStore;
 use crate::workspace::{Discovery, DiscoveryInput, discover};
 
@@ -53,6 +54,7 @@ async fn checks(workspace_flag: Option<&Path>, config: &Config) -> Vec<Check> {
         env: &config.env,
     });
     let (found, root) = workspace(&discovery);
+    let file = index_file(root.as_deref(), config);
     let index = match root {
         Some(root) => tokio::task::spawn_blocking(move || index(&root))
             .await
@@ -66,7 +68,48 @@ async fn checks(workspace_flag: Option<&Path>, config: &Config) -> Vec<Check> {
             }),
         None => Check::skip("memory index", "not built: no workspace"),
     };
-    vec![found, index, gateway(config).await]
+    vec![found, index, file, gateway(config).await]
+}
+
+/// Where the persisted index of the workspace lives, and whether it is there yet.
+fn index_file(root: Option<&Path>, config: &Config) -> Check {
+    let Some(root) = root else {
+        return Check::skip("index file", "no workspace");
+    };
+    let Some(dir) = state_dir(&config.env) else {
+        return Check::skip(
+            "index file",
+            "no state directory (set OPENCLAW_MEMORY_STATE_DIR): every process builds its own",
+        );
+    };
+    let Some(cache) = IndexCache::new(&dir, root) else {
+        return Check::skip("index file", "the workspace path cannot be resolved");
+    };
+    let path = cache.path();
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Check::fail(
+            "index file",
+            format!(
+                "{} is a symlink, which is never read or replaced",
+                path.display()
+            ),
+            "remove the symlink; the next search writes the index there",
+        )
+        .optional(),
+        Ok(meta) => Check::pass(
+            "index file",
+            format!("{} ({} KiB)", path.display(), meta.len() / 1024),
+        )
+        .optional(),
+        Err(_) => Check::pass(
+            "index file",
+            format!(
+                "{} (not written yet: the first search writes it)",
+                path.display()
+            ),
+        )
+        .optional(),
+    }
 }
 
 /// The workspace, found the way the server finds it.
