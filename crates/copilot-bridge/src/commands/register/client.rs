@@ -172,15 +172,9 @@ impl Client {
             }]),
             // What `claude mcp add --scope user` writes (less `env`, which stays the user's).
             // Claude's call limit is its own MCP_TOOL_TIMEOUT, not a per-server setting.
-            Self::ClaudeCode => {
-                let fields = |command: &str| {
-                    vec![
-                        ("type", json!("stdio")),
-                        ("command", json!(command)),
-                        ("args", json!([])),
-                    ]
-                };
-                json(pair(fields(&bridge), fields(&memory)))
+            // VS Code's `servers` entries have the same shape.
+            Self::ClaudeCode | Self::Vscode => {
+                json(pair(stdio_fields(&bridge), stdio_fields(&memory)))
             }
             Self::Codex => {
                 let fields = |command: &str| {
@@ -209,16 +203,6 @@ impl Client {
                 vec![("command", json!(bridge)), ("args", json!([]))],
                 vec![("command", json!(memory)), ("args", json!([]))],
             )),
-            Self::Vscode => {
-                let fields = |command: &str| {
-                    vec![
-                        ("type", json!("stdio")),
-                        ("command", json!(command)),
-                        ("args", json!([])),
-                    ]
-                };
-                json(pair(fields(&bridge), fields(&memory)))
-            }
         }
     }
 }
@@ -260,6 +244,15 @@ fn openclaw_config_path(env: &EnvLayer) -> Option<PathBuf> {
         return Some(expand_home(path, env));
     }
     Some(openclaw_state_dir(env)?.join("openclaw.json"))
+}
+
+/// A stdio server entry as Claude Code's and VS Code's configs write it.
+fn stdio_fields(command: &str) -> Vec<(&'static str, serde_json::Value)> {
+    vec![
+        ("type", json!("stdio")),
+        ("command", json!(command)),
+        ("args", json!([])),
+    ]
 }
 
 #[cfg(test)]
