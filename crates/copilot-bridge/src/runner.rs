@@ -224,14 +224,14 @@ impl Runner {
     }
 
     /// Opens a new session in `working_dir` (inside the workspace), switched to `model` when
-    /// given, and records it in the session store; returns its id. The agent starts here if
-    /// no task started it yet.
+    /// given, and records it in the session store; returns its id and its directory, resolved.
+    /// The agent starts here if no task started it yet.
     pub async fn open(
         &self,
         working_dir: &Path,
         model: Option<String>,
         cancel: &CancellationToken,
-    ) -> Result<String, RunError> {
+    ) -> Result<(String, PathBuf), RunError> {
         let working_dir = self.resolve_dir(&working_dir.to_string_lossy())?;
         let request = TaskRequest {
             prompt: "(long-lived session)".to_owned(),
@@ -246,7 +246,7 @@ impl Runner {
         let session = self
             .ready_session(None, &working_dir, &request, cancel)
             .await?;
-        Ok(session.id())
+        Ok((session.id(), working_dir))
     }
 
     fn retry_policy(&self) -> RetryPolicy {

@@ -159,12 +159,6 @@ impl LiveSession {
         (state, inner.queue.len())
     }
 
-    /// Whether a turn runs or waits.
-    pub fn is_busy(&self) -> bool {
-        let inner = lock(&self.inner);
-        inner.running || inner.waiting > 0
-    }
-
     /// Queues `prompt` (questions of its turn go to `asker`); returns `Some(queued)` (whether
     /// it waits behind another turn), or `None` when the session is stopped.
     pub fn query(&self, prompt: String, asker: Option<ClientAsker>) -> Option<bool> {

@@ -96,8 +96,7 @@ impl LiveSessions {
         model: Option<String>,
         cancel: &CancellationToken,
     ) -> Result<String, RunError> {
-        let id = self.runner.open(working_dir, model.clone(), cancel).await?;
-        let dir = self.runner.resolve_dir(&working_dir.to_string_lossy())?;
+        let (id, dir) = self.runner.open(working_dir, model.clone(), cancel).await?;
         let session = LiveSession::spawn(
             id.clone(),
             dir,
@@ -213,11 +212,7 @@ impl LiveSessions {
     async fn reap(&self) {
         let idle: Vec<Arc<LiveSession>> = lock(&self.sessions)
             .values()
-            .filter(|s| {
-                s.state().0 != SessionState::ClosedUndrained
-                    && !s.is_busy()
-                    && s.idle_for() > self.idle_limit
-            })
+            .filter(|s| s.state().0 == SessionState::Idle && s.idle_for() > self.idle_limit)
             .cloned()
             .collect();
         for session in idle {
