@@ -89,28 +89,13 @@ impl Approvals {
 
 /// Why nobody could be asked, with what to change.
 fn no_route(via: AskVia, client: Option<&ClientAsker>) -> String {
-    let client_part = match client {
+    let why = match client {
         None => "no MCP client call is waiting on this turn".to_owned(),
-        Some(client) => match client.why_not() {
-            Some(why) => why,
-            None => "the calling client can ask".to_owned(),
-        },
+        Some(client) => client
+            .why_not()
+            .unwrap_or_else(|| "the calling client can ask".to_owned()),
     };
-    match via {
-        AskVia::Deny => "the policy sets ask_via = \"deny\", so nobody is asked; move the tool \
-                         out of ask_tools to allow it"
-            .to_owned(),
-        AskVia::Openclaw => "the policy sets ask_via = \"openclaw\", but the bridge cannot \
-                             reach OpenClaw's approval flow yet; set ask_via = \"client\" and use \
-                             a client that supports elicitation, or move the tool out of \
-                             ask_tools"
-            .to_owned(),
-        AskVia::Client | AskVia::Auto => format!(
-            "nobody could be asked ({client_part}); enable elicitation in the MCP client (an \
-             interactive Claude Code, Codex or VS Code session asks; headless runs do not), or \
-             move the tool out of ask_tools in the policy"
-        ),
-    }
+    bridge_mcp::confirm::nobody_asked(via, &why)
 }
 
 impl AskHook for Approvals {

@@ -4,6 +4,7 @@
 //! envelope (a call of the server's own tools) and by the bridge's approval broker (a step of a
 //! Copilot turn).
 
+use bridge_core::policy::AskVia;
 use rmcp::RoleServer;
 use rmcp::model::{ElicitRequestParams, ElicitationAction};
 use rmcp::service::{ElicitationMode, Peer};
@@ -70,6 +71,26 @@ pub fn why_not(peer: &Peer<RoleServer>) -> Option<String> {
         return Some("the calling client did not declare form elicitation".to_owned());
     }
     None
+}
+
+/// Why a question for a person was denied without asking anyone, and what to change: `via`
+/// is the policy's route setting, `why` why the client could not be asked (for `auto` and
+/// `client`).
+pub fn nobody_asked(via: AskVia, why: &str) -> String {
+    match via {
+        AskVia::Deny => "the policy sets ask_via = \"deny\", so nobody is asked; move the tool \
+                         out of ask_tools to allow it"
+            .to_owned(),
+        AskVia::Openclaw => "the policy sets ask_via = \"openclaw\", but OpenClaw's approval \
+                             flow is not available yet; set ask_via = \"auto\" and use a client \
+                             that supports elicitation, or move the tool out of ask_tools"
+            .to_owned(),
+        AskVia::Auto | AskVia::Client => format!(
+            "nobody could be asked ({why}); enable elicitation in the MCP client (an \
+             interactive Claude Code, Codex or VS Code session asks; headless runs do not), or \
+             move the tool out of ask_tools in the policy"
+        ),
+    }
 }
 
 /// Asks the person at `peer` with `message` (already redacted); only an explicit yes allows.

@@ -355,21 +355,13 @@ impl Envelope {
         let started = Instant::now();
         let reason = refusal.ask.clone().unwrap_or_default();
         let via = self.settings.policy.ask_via();
-        let route = match via {
+        // Why nobody can be asked, if nobody can.
+        let unreachable = match via {
             AskVia::Auto | AskVia::Client => confirm::why_not(&context.peer),
-            AskVia::Openclaw => Some(
-                "ask_via = \"openclaw\", and OpenClaw's approval flow is not available to \
-                 this server"
-                    .to_owned(),
-            ),
-            AskVia::Deny => Some("ask_via = \"deny\": nobody is asked".to_owned()),
+            AskVia::Openclaw | AskVia::Deny => Some(String::new()),
         };
-        let answer = if let Some(why) = route {
-            confirm::Confirmation::no(format!(
-                "nobody could be asked ({why}); enable elicitation in the MCP client (an \
-                 interactive session asks; headless runs do not), or change ask_tools in the \
-                 policy file"
-            ))
+        let answer = if let Some(why) = unreachable {
+            confirm::Confirmation::no(confirm::nobody_asked(via, &why))
         } else {
             let message = format!(
                 "{} wants to run its tool {tool} with {}.\nAsked because: {reason}.\nAllow \
