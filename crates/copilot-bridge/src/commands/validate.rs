@@ -94,8 +94,9 @@ async fn checks(global: &GlobalArgs, args: &ValidateArgs) -> Vec<Check> {
             "valid (environment only, no .env file)".to_owned()
         },
     )];
-    checks.push(policy(&config));
-    checks.push(ask_routes(&config));
+    let (policy_check, loaded) = policy(&config);
+    checks.push(policy_check);
+    checks.push(ask_routes(loaded.as_ref()));
     checks.push(audit(&config).await);
     let cli = cli(&config).await;
     let found = cli.status == Status::Pass;
@@ -124,32 +125,36 @@ async fn checks(global: &GlobalArgs, args: &ValidateArgs) -> Vec<Check> {
     checks
 }
 
-fn policy(config: &Config) -> Check {
+/// The policy check, and the policy when it loads.
+fn policy(config: &Config) -> (Check, Option<Policy>) {
     let Some(path) = &config.policy_file else {
-        return Check::pass(
+        let check = Check::pass(
             "policy",
             "built-in rules (set COPILOT_BRIDGE_POLICY_FILE for your own)",
         );
+        return (check, Some(Policy::default()));
     };
     match Policy::load(path) {
-        Ok(_) => Check::pass("policy", format!("{} is valid", path.display())),
-        Err(err) => Check::fail(
-            "policy",
-            bridge_mcp::error_chain(&err),
-            "correct the policy file (see config/policy.example.toml), or unset \
+        Ok(policy) => (
+            Check::pass("policy", format!("{} is valid", path.display())),
+            Some(policy),
+        ),
+        Err(err) => (
+            Check::fail(
+                "policy",
+                bridge_mcp::error_chain(&err),
+                "correct the policy file (see config/policy.example.toml), or unset \
              COPILOT_BRIDGE_POLICY_FILE for the built-in rules",
+            ),
+            None,
         ),
     }
 }
 
 /// Where the policy's `ask` rules can reach a person from here.
-fn ask_routes(config: &Config) -> Check {
-    let policy = match &config.policy_file {
-        Some(path) => match Policy::load(path) {
-            Ok(policy) => policy,
-            Err(_) => return Check::fail("ask", "the policy file is invalid", "see policy above"),
-        },
-        None => Policy::default(),
+fn ask_routes(policy: Option<&Policy>) -> Check {
+    let Some(policy) = policy else {
+        return Check::fail("ask", "the policy file is invalid", "see policy above");
     };
     match policy.ask_via() {
         AskVia::Auto | AskVia::Client => Check::pass(
