@@ -8,6 +8,8 @@ use bridge_test_support::{binary_path, openclaw};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+use super::register_clients::{BRIDGE_TOOLS, MEMORY_TOOLS};
+
 fn probe(home: &std::path::Path, server: &str) -> anyhow::Result<Value> {
     let output = Command::new(openclaw())
         .args(["mcp", "probe", server, "--json"])
@@ -48,31 +50,8 @@ fn openclaw_lists_every_tool_of_both_servers_without_diagnostics() -> anyhow::Re
     )?;
 
     let cases = [
-        (
-            "copilot-bridge",
-            &[
-                "copilot_code",
-                "copilot_code_task",
-                "copilot_code_verbose",
-                "copilot_create_file",
-                "copilot_list_files",
-                "copilot_orchestrate",
-                "copilot_read_file",
-                "copilot_session_list",
-                "copilot_session_live",
-                "copilot_session_query",
-                "copilot_session_start",
-                "copilot_session_stop",
-            ][..],
-        ),
-        (
-            "openclaw-memory",
-            &[
-                "openclaw_memory_read",
-                "openclaw_memory_search",
-                "openclaw_user_prefs",
-            ][..],
-        ),
+        ("copilot-bridge", &BRIDGE_TOOLS[..]),
+        ("openclaw-memory", &MEMORY_TOOLS[..]),
     ];
     for (server, tools) in cases {
         let report = probe(home.path(), server)?;

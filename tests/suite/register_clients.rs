@@ -18,8 +18,9 @@ use tempfile::TempDir;
 /// `claude mcp list` starts every server: generous, but a hang still fails the test.
 const COMMAND_TIMEOUT: Duration = Duration::from_mins(3);
 
-/// The tools each server must show in OpenClaw (a superset check: new tools may be added).
-const BRIDGE_TOOLS: [&str; 12] = [
+/// Every tool of each server, as OpenClaw must show them (the probe test compares exactly;
+/// the registration tests check that each is there).
+pub(super) const BRIDGE_TOOLS: [&str; 12] = [
     "copilot_code",
     "copilot_code_task",
     "copilot_code_verbose",
@@ -33,7 +34,7 @@ const BRIDGE_TOOLS: [&str; 12] = [
     "copilot_session_start",
     "copilot_session_stop",
 ];
-const MEMORY_TOOLS: [&str; 3] = [
+pub(super) const MEMORY_TOOLS: [&str; 3] = [
     "openclaw_memory_read",
     "openclaw_memory_search",
     "openclaw_user_prefs",
