@@ -6,7 +6,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use bridge_test_support::{BYOK_API_KEY, MODEL_ID, ModelServer, Reply, binary_path, copilot_cli};
+use bridge_test_support::{BYOK_API_KEY, MODEL_ID, ModelServer, Reply, copilot_cli};
 use serde_json::json;
 use tempfile::TempDir;
 
@@ -25,20 +25,8 @@ async fn copilot_p_consults_openclaws_memory_after_register_copilot() -> anyhow:
         memory.join("MEMORY.md"),
         format!("# Memory\n\n- The staging database lives on host {FACT}.\n"),
     )?;
+    super::register_openclaw_turn::register(home, "copilot").await?;
     let path = std::env::var_os("PATH").unwrap_or_default();
-    let registered = tokio::process::Command::new(binary_path("copilot-bridge"))
-        .args(["register", "copilot", "--no-cli"])
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", &path)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .status();
-    anyhow::ensure!(
-        tokio::time::timeout(RUN_TIMEOUT, registered)
-            .await??
-            .success()
-    );
 
     let model = ModelServer::start().await?;
     model.script(

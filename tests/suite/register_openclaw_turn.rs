@@ -21,6 +21,23 @@ const TURN_TIMEOUT: Duration = Duration::from_mins(4);
 /// What OpenClaw's scripted model answers after seeing the tool's result.
 const ANSWER: &str = "The tool answered.";
 
+/// `copilot-bridge register <client> --no-cli` for a user whose home is `home`.
+pub(super) async fn register(home: &Path, client: &str) -> anyhow::Result<()> {
+    let status = tokio::process::Command::new(binary_path("copilot-bridge"))
+        .args(["register", client, "--no-cli"])
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .status();
+    anyhow::ensure!(
+        tokio::time::timeout(TURN_TIMEOUT, status).await??.success(),
+        "register {client} failed"
+    );
+    Ok(())
+}
+
 /// Registers both servers with OpenClaw in `home`, with `bridge_env` (the user's own setting,
 /// which register keeps) on the bridge's entry and a provider for the scripted `model`; then
 /// runs one agent turn with `message` and returns OpenClaw's output.
@@ -45,15 +62,7 @@ async fn register_and_run_turn(
         home.join(".openclaw/openclaw.json"),
         serde_json::to_string_pretty(&settings)?,
     )?;
-    let status = tokio::process::Command::new(binary_path("copilot-bridge"))
-        .args(["register", "openclaw", "--no-cli"])
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", &path)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .status();
-    anyhow::ensure!(tokio::time::timeout(TURN_TIMEOUT, status).await??.success());
+    register(home, "openclaw").await?;
 
     let turn = tokio::process::Command::new(openclaw())
         .args([
