@@ -15,14 +15,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import ClientSession
+
+from bridge_checks import run_phases
 
 BINARY = ""
 WORKSPACE = Path()
@@ -126,10 +126,6 @@ async def check_client_without_elicitation(session: ClientSession) -> None:
 
 
 async def main() -> int:
-    passed = failed = 0
-    params = StdioServerParameters(
-        command=BINARY, args=["--workspace", str(WORKSPACE)], env=ENV, cwd=ENV["HOME"]
-    )
     phases = [
         (
             answer,
@@ -142,23 +138,7 @@ async def main() -> int:
         ),
         (None, [("a client without elicitation is refused with the fix", check_client_without_elicitation)]),
     ]
-    with open(Path(ENV["HOME"]) / "bridge-stderr.log", "a") as errlog:
-        for callback, checks in phases:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write, elicitation_callback=callback) as session:
-                    await session.initialize()
-                    for name, check in checks:
-                        try:
-                            with anyio.fail_after(120):
-                                await check(session)
-                        except Exception:  # noqa: BLE001 - report every failing check
-                            failed += 1
-                            print(f"FAIL {name}\n{traceback.format_exc()}", flush=True)
-                        else:
-                            passed += 1
-                            print(f"ok   {name}", flush=True)
-    print(f"{passed} passed, {failed} failed", flush=True)
-    return 1 if failed else 0
+    return await run_phases(BINARY, WORKSPACE, ENV, phases, seconds=120)
 
 
 if __name__ == "__main__":

@@ -15,14 +15,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
 import anyio
 import jsonschema
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import ClientSession
+
+from bridge_checks import run_phases
 
 BINARY = ""
 WORKSPACE = Path()
@@ -161,42 +161,24 @@ async def check_errors(session: ClientSession, state: dict) -> None:
 
 
 async def main() -> int:
-    passed = failed = 0
-    params = StdioServerParameters(
-        command=BINARY, args=["--workspace", str(WORKSPACE)], env=ENV, cwd=ENV["HOME"]
-    )
     state: dict = {}
     # The second bridge process continues the first one's session (reloaded from the store).
     phases = [
-        [
-            ("code tool schemas are plain and valid", check_schemas),
-            ("a task creates a file and reports progress", check_task_with_progress),
-            ("the verbose tool continues the session with a log", check_verbose_continuation),
-            ("a cancelled task frees its session", check_cancel_then_continue),
-            ("a timed-out task returns its partial output", check_timeout_partial),
-            ("directories run in parallel, one directory serialized", check_parallel_dirs),
-            ("bad directories, ids and arguments are clear errors", check_errors),
-        ],
-        [("a session continues after the bridge restarts", check_restart_continuation)],
+        (
+            None,
+            [
+                ("code tool schemas are plain and valid", check_schemas),
+                ("a task creates a file and reports progress", check_task_with_progress),
+                ("the verbose tool continues the session with a log", check_verbose_continuation),
+                ("a cancelled task frees its session", check_cancel_then_continue),
+                ("a timed-out task returns its partial output", check_timeout_partial),
+                ("directories run in parallel, one directory serialized", check_parallel_dirs),
+                ("bad directories, ids and arguments are clear errors", check_errors),
+            ],
+        ),
+        (None, [("a session continues after the bridge restarts", check_restart_continuation)]),
     ]
-    with open(Path(ENV["HOME"]) / "bridge-stderr.log", "a") as errlog:
-        for checks in phases:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as session:
-                    init = await session.initialize()
-                    assert init.server_info.name == "copilot-bridge", init.server_info
-                    for name, check in checks:
-                        try:
-                            with anyio.fail_after(90):
-                                await check(session, state)
-                        except Exception:  # noqa: BLE001 - report every failing check
-                            failed += 1
-                            print(f"FAIL {name}\n{traceback.format_exc()}", flush=True)
-                        else:
-                            passed += 1
-                            print(f"ok   {name}", flush=True)
-    print(f"{passed} passed, {failed} failed", flush=True)
-    return 1 if failed else 0
+    return await run_phases(BINARY, WORKSPACE, ENV, phases, args=(state,))
 
 
 if __name__ == "__main__":

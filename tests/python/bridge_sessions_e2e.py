@@ -14,14 +14,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
 import anyio
 import jsonschema
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import ClientSession
+
+from bridge_checks import run_phases
 
 BINARY = ""
 WORKSPACE = Path()
@@ -132,10 +132,6 @@ async def check_errors(session: ClientSession, state: dict) -> None:
 
 
 async def main() -> int:
-    passed = failed = 0
-    params = StdioServerParameters(
-        command=BINARY, args=["--workspace", str(WORKSPACE)], env=ENV, cwd=ENV["HOME"]
-    )
     state: dict = {}
     checks = [
         ("session tool schemas are plain and valid", check_schemas),
@@ -143,23 +139,7 @@ async def main() -> int:
         ("stop drains, then SessionClosed, then SessionNotFound", check_stop_and_drain),
         ("bad arguments are clear errors", check_errors),
     ]
-    with open(Path(ENV["HOME"]) / "bridge-stderr.log", "a") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                init = await session.initialize()
-                assert init.server_info.name == "copilot-bridge", init.server_info
-                for name, check in checks:
-                    try:
-                        with anyio.fail_after(90):
-                            await check(session, state)
-                    except Exception:  # noqa: BLE001 - report every failing check
-                        failed += 1
-                        print(f"FAIL {name}\n{traceback.format_exc()}", flush=True)
-                    else:
-                        passed += 1
-                        print(f"ok   {name}", flush=True)
-    print(f"{passed} passed, {failed} failed", flush=True)
-    return 1 if failed else 0
+    return await run_phases(BINARY, WORKSPACE, ENV, [(None, checks)], args=(state,))
 
 
 if __name__ == "__main__":
