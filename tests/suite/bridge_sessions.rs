@@ -204,7 +204,7 @@ async fn a_session_streams_ordered_callbacks_keeps_context_and_drains_after_stop
     assert!(history.contains("SESS-WRITE"), "{history}");
 
     assert_one_live_call_at_a_time(&mut mcp, &id).await?;
-    assert_queued_and_parallel_live(&mut mcp, &id).await?;
+    assert_a_query_queues_behind_a_running_turn(&mut mcp, &id).await?;
     assert_stop_drains_then_closes(&mut mcp, &id).await?;
     assert_start_errors(&mut mcp, &bed).await?;
     assert_eq!(mcp.shutdown().await?, Some(0));
@@ -266,9 +266,11 @@ async fn assert_one_live_call_at_a_time(mcp: &mut McpProcess, id: &str) -> anyho
     Ok(())
 }
 
-/// A slow turn: a second query is queued; a second `live` while one waits is refused; the
-/// list shows the session running.
-async fn assert_queued_and_parallel_live(mcp: &mut McpProcess, id: &str) -> anyhow::Result<()> {
+/// A slow turn: a second query is queued behind it, and the list shows the session running.
+async fn assert_a_query_queues_behind_a_running_turn(
+    mcp: &mut McpProcess,
+    id: &str,
+) -> anyhow::Result<()> {
     let mcp = &mut *mcp;
     query(mcp, id, "SESS-SLOW").await?;
     assert_eq!(query(mcp, id, "SESS-AFTER").await?, json!({"queued": true}));
