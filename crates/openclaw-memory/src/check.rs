@@ -12,12 +12,12 @@ use anyhow::Context;
 use bridge_core::check::{Check, Report};
 use bridge_core::config::Config;
 
-use crate::gateway::{Gateway, GatewaySettings};
 use crate::index::MemoryIndex;
 use crate::index::rank::RankOptions;
 use crate::persist::{IndexCache, state_dir};
 use crate::store::MemoryStore;
 use crate::workspace::{Discovery, DiscoveryInput, discover};
+use openclaw_gateway::{ClientProfile, Gateway, GatewaySettings};
 
 /// How long the gateway's first handshake may take.
 const GATEWAY_TIMEOUT: Duration = Duration::from_secs(15);
@@ -204,7 +204,8 @@ async fn gateway(config: &Config) -> Check {
         port: config.gateway.port,
         token: token.expose().to_owned(),
         state_dir: config.state_dir.clone(),
-        search_timeout: GATEWAY_TIMEOUT,
+        call_timeout: GATEWAY_TIMEOUT,
+        profile: ClientProfile::memory_reader(),
     };
     let url = settings.url();
     let gateway = Gateway::start(settings);

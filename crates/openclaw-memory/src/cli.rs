@@ -11,10 +11,10 @@ use bridge_core::config::{Config, EnvLayer, Overrides};
 use bridge_mcp::Envelope;
 use clap::{Parser, Subcommand};
 
-use crate::gateway::{DEFAULT_SEARCH_TIMEOUT, Gateway, GatewaySettings};
 use crate::index::rank::RankOptions;
 use crate::server::{IDENTITY, MemoryServer};
 use crate::service::{MemoryService, ServiceOptions};
+use openclaw_gateway::{ClientProfile, Gateway, GatewaySettings};
 
 /// Command-line interface of `openclaw-memory`.
 #[derive(Debug, Parser)]
@@ -40,7 +40,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "DAYS")]
     pub recency_half_life_days: Option<f32>,
     /// How long a gateway search may take before the local index answers instead.
-    #[arg(long, global = true, value_name = "MS", default_value_t = DEFAULT_SEARCH_TIMEOUT.as_millis() as u64)]
+    #[arg(long, global = true, value_name = "MS", default_value_t = openclaw_gateway::DEFAULT_CALL_TIMEOUT.as_millis() as u64)]
     pub gateway_timeout_ms: u64,
     /// Directory for audit JSONL files [env: COPILOT_AUDIT_LOG_DIR].
     #[arg(long, global = true, value_name = "DIR")]
@@ -111,7 +111,8 @@ fn serve(args: &GlobalArgs, config: &Config) -> anyhow::Result<ExitCode> {
                 port: config.gateway.port,
                 token: token.expose().to_owned(),
                 state_dir: config.state_dir.clone(),
-                search_timeout: Duration::from_millis(args.gateway_timeout_ms),
+                call_timeout: Duration::from_millis(args.gateway_timeout_ms),
+                profile: ClientProfile::memory_reader(),
             })
         });
         let service = MemoryService::new(

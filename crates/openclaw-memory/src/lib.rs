@@ -6,8 +6,6 @@
 mod check;
 /// Command-line parsing and dispatch.
 mod cli;
-/// The OpenClaw gateway client (protocol v4).
-mod gateway;
 /// The local search index: chunking, tokenizing, BM25, freshness.
 mod index;
 /// Which paths are memory, and validating user-supplied ones.

@@ -7,8 +7,8 @@ use std::sync::{Arc, OnceLock};
 use bridge_mcp::{Envelope, Identity, PolicyShape, ToolServer, ToolSpec, ToolTable};
 use rmcp::handler::server::router::tool::ToolRoute;
 
-use crate::gateway::Gateway;
 use crate::service::MemoryService;
+use openclaw_gateway::Gateway;
 
 /// Who the memory server is.
 pub(crate) const IDENTITY: Identity = Identity {

@@ -8,10 +8,10 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::tool;
 use serde::{Deserialize, Serialize};
 
-use crate::gateway::protocol::SearchResult;
 use crate::index::{LocalHit, snippet};
 use crate::server::MemoryServer;
 use crate::tools::{Answer, ToolError, blocking};
+use openclaw_gateway::search::SearchResult;
 
 /// Hits returned when the caller does not say.
 pub const DEFAULT_LIMIT: u32 = 5;

@@ -1,38 +1,66 @@
-//! Client of the OpenClaw gateway (WebSocket protocol v4): a cheap, cloneable handle in front
-//! of one background link task. Starting it never blocks; while the link is down every call
-//! fails at once, so the search tool answers from the local index without waiting.
-
-/// Reconnect delays.
-pub mod backoff;
-/// The link task: handshake, keepalive, request routing, reconnects.
-mod connection;
-/// The ed25519 device identity.
-pub mod device;
-/// Wire frames.
-pub mod protocol;
+//! The handle in front of the link task: where the gateway is, who we say we are, and one
+//! request at a time with a bound on how long it may take.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bridge_core::sync::lock;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-pub use crate::gateway::connection::LinkState;
-use crate::gateway::connection::{Call, LinkSettings};
-use crate::gateway::protocol::{GatewayFault, SearchPayload, SearchResult};
+use crate::connection::{self, Call, LinkSettings, LinkState};
+use crate::protocol::{GatewayFault, SCOPE_APPROVALS, SCOPE_READ};
 
-/// Requests queued for the link at most; a search waits for its answer, so a handful is
-/// plenty, and a full queue fails the call instead of piling up.
-const CALL_QUEUE: usize = 16;
+/// Requests queued for the link at most; each caller waits for its answer, so a few dozen is
+/// plenty (parallel Copilot sessions may each wait on an approval), and a full queue fails the
+/// call instead of piling up.
+const CALL_QUEUE: usize = 64;
 /// How long [`Gateway::shutdown`] waits for the link task to end.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
-/// Default time a gateway search may take before the local index answers instead. The
-/// gateway's hybrid search answers in tens of milliseconds once warm.
-pub const DEFAULT_SEARCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default time a short request (a search, a status) may take. The gateway's hybrid search
+/// answers in tens of milliseconds once warm.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Who this client says it is in `connect`, and what it asks to be allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientProfile {
+    /// Shown in the gateway's UI (and as `resolvedBy` when this client decides an approval).
+    pub display_name: String,
+    /// Scopes requested; the gateway grants a subset (see [`Gateway::granted_scopes`]).
+    pub scopes: Vec<String>,
+    /// Capabilities announced; `approvals` makes this client a place approvals are shown.
+    pub caps: Vec<String>,
+    /// Sign `connect` with the device identity kept in the state directory. Without it the
+    /// gateway still accepts the token on loopback.
+    pub device: bool,
+}
+
+impl ClientProfile {
+    /// The memory server: reads memory, signs with its device identity.
+    pub fn memory_reader() -> Self {
+        Self {
+            display_name: "openclaw-memory (copilot-bridge)".to_owned(),
+            scopes: vec![SCOPE_READ.to_owned()],
+            caps: Vec::new(),
+            device: true,
+        }
+    }
+
+    /// The bridge: asks for approvals. Token only, as the gateway grants `operator.approvals`
+    /// to a token-authenticated backend client without pairing a device. It announces no
+    /// `approvals` capability, so it never counts as someone who can see a request.
+    pub fn approval_requester() -> Self {
+        Self {
+            display_name: "copilot-bridge".to_owned(),
+            scopes: vec![SCOPE_READ.to_owned(), SCOPE_APPROVALS.to_owned()],
+            caps: Vec::new(),
+            device: false,
+        }
+    }
+}
 
 /// Where the gateway is and how to reach it.
 #[derive(Debug, Clone)]
@@ -45,8 +73,10 @@ pub struct GatewaySettings {
     pub token: String,
     /// The bridge's state directory, where `device.json` is kept.
     pub state_dir: PathBuf,
-    /// How long a search may take before falling back.
-    pub search_timeout: Duration,
+    /// How long a short request (a search) may take before the caller falls back.
+    pub call_timeout: Duration,
+    /// Who we say we are.
+    pub profile: ClientProfile,
 }
 
 impl GatewaySettings {
@@ -60,7 +90,8 @@ impl GatewaySettings {
     }
 }
 
-/// Why a gateway call failed. Every variant makes the search fall back to the local index.
+/// Why a gateway call failed. Every variant makes the caller fall back (a search to the local
+/// index, an approval to "no").
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum GatewayError {
     /// The link is down.
@@ -88,7 +119,8 @@ pub enum GatewayError {
 pub struct Gateway {
     calls: mpsc::Sender<Call>,
     link: watch::Receiver<LinkState>,
-    search_timeout: Duration,
+    granted: watch::Receiver<Vec<String>>,
+    call_timeout: Duration,
     shutdown: CancellationToken,
     /// The link task, owned here and awaited by [`Gateway::shutdown`].
     task: Arc<Mutex<Option<JoinHandle<()>>>>,
@@ -99,22 +131,25 @@ impl Gateway {
     pub fn start(settings: GatewaySettings) -> Self {
         let (calls, receiver) = mpsc::channel(CALL_QUEUE);
         let (state, link) = watch::channel(LinkState::Connecting);
+        let (grant, granted) = watch::channel(Vec::new());
         let shutdown = CancellationToken::new();
         let link_settings = LinkSettings {
             url: settings.url(),
             token: settings.token,
             state_dir: settings.state_dir,
+            profile: settings.profile,
         };
         let task = tokio::spawn(connection::run(
             link_settings,
             receiver,
-            state,
+            (state, grant),
             shutdown.clone(),
         ));
         Self {
             calls,
             link,
-            search_timeout: settings.search_timeout,
+            granted,
+            call_timeout: settings.call_timeout,
             shutdown,
             task: Arc::new(Mutex::new(Some(task))),
         }
@@ -123,6 +158,21 @@ impl Gateway {
     /// The link's current state.
     pub fn state(&self) -> LinkState {
         self.link.borrow().clone()
+    }
+
+    /// The scopes the gateway granted on the last successful `connect` (empty before it).
+    pub fn granted_scopes(&self) -> Vec<String> {
+        self.granted.borrow().clone()
+    }
+
+    /// Whether the gateway granted `scope`.
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.granted.borrow().iter().any(|s| s == scope)
+    }
+
+    /// How long a short request may take.
+    pub fn call_timeout(&self) -> Duration {
+        self.call_timeout
     }
 
     /// Waits for the first connection attempt to end, at most `limit`: `Ok` when the link is
@@ -188,25 +238,5 @@ impl Gateway {
                 Ok(Ok(result)) => result,
             },
         }
-    }
-
-    /// `memory.search`: OpenClaw's own ranking over the same memory files.
-    pub async fn search(
-        &self,
-        query: &str,
-        limit: usize,
-        cancel: &CancellationToken,
-    ) -> Result<Vec<SearchResult>, GatewayError> {
-        let payload = self
-            .request(
-                "memory.search",
-                json!({"query": query, "maxResults": limit}),
-                self.search_timeout,
-                cancel,
-            )
-            .await?;
-        let payload: SearchPayload = serde_json::from_value(payload)
-            .map_err(|e| GatewayError::Protocol(format!("memory.search result: {e}")))?;
-        Ok(payload.results.into_iter().take(limit).collect())
     }
 }

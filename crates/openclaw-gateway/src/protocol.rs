@@ -14,8 +14,10 @@ pub const CLIENT_ID: &str = "gateway-client";
 pub const CLIENT_MODE: &str = "backend";
 /// The role we connect as.
 pub const ROLE: &str = "operator";
-/// The only scope we ask for: reading is all this server does.
-pub const SCOPES: [&str; 1] = ["operator.read"];
+/// Reading memory, files and status.
+pub const SCOPE_READ: &str = "operator.read";
+/// Requesting and deciding plugin approvals.
+pub const SCOPE_APPROVALS: &str = "operator.approvals";
 
 /// A frame from the gateway.
 #[derive(Debug, Clone, Deserialize)]
@@ -123,7 +125,7 @@ pub struct ConnectParams {
     pub role: String,
     /// Requested scopes.
     pub scopes: Vec<String>,
-    /// Capabilities (none).
+    /// Capabilities (`approvals` makes this client a place approvals are shown).
     pub caps: Vec<String>,
     /// The gateway token.
     pub auth: Auth,
@@ -175,31 +177,6 @@ pub struct DeviceProof {
     pub nonce: String,
 }
 
-/// One `memory.search` result.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SearchResult {
-    /// Workspace-relative path.
-    pub path: String,
-    /// First line (1-based).
-    pub start_line: usize,
-    /// Last line (1-based).
-    pub end_line: usize,
-    /// Hybrid score, 0–1.
-    pub score: f64,
-    /// The matching text.
-    #[serde(default)]
-    pub snippet: String,
-}
-
-/// The `memory.search` payload (only what we use).
-#[derive(Debug, Clone, Deserialize)]
-pub struct SearchPayload {
-    /// The results, best first.
-    #[serde(default)]
-    pub results: Vec<SearchResult>,
-}
-
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
@@ -221,7 +198,8 @@ mod tests {
             }
             match serde_json::from_value::<Incoming>(record["frame"].clone())? {
                 Incoming::Res(res) if res.ok && res.payload.get("results").is_some() => {
-                    let payload: SearchPayload = serde_json::from_value(res.payload)?;
+                    let payload: crate::search::SearchPayload =
+                        serde_json::from_value(res.payload)?;
                     results += payload.results.len();
                 }
                 Incoming::Res(res) => assert!(res.ok || res.error.is_some()),

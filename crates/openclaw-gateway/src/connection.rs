@@ -13,12 +13,12 @@ use tokio::time::{Instant, sleep_until, timeout};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 
-use crate::gateway::GatewayError;
-use crate::gateway::backoff::Backoff;
-use crate::gateway::device::{DeviceIdentity, SignedFields};
-use crate::gateway::protocol::{
+use crate::backoff::Backoff;
+use crate::device::{DeviceIdentity, SignedFields};
+use crate::handle::{ClientProfile, GatewayError};
+use crate::protocol::{
     Auth, CLIENT_ID, CLIENT_MODE, Challenge, ClientInfo, ConnectParams, DeviceProof, Incoming,
-    PROTOCOL_VERSION, ROLE, Request, SCOPES,
+    PROTOCOL_VERSION, ROLE, Request,
 };
 
 /// How long connecting, the challenge and the `connect` answer may each take. The gateway
@@ -36,7 +36,12 @@ pub struct LinkSettings {
     pub token: String,
     /// Where the device identity lives.
     pub state_dir: PathBuf,
+    /// Who we say we are.
+    pub profile: ClientProfile,
 }
+
+/// Where the link reports its state and the scopes the gateway granted.
+pub type Reports = (watch::Sender<LinkState>, watch::Sender<Vec<String>>);
 
 /// The state of the link, as the handle sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,13 +69,13 @@ pub struct Call {
 pub async fn run(
     settings: LinkSettings,
     mut calls: mpsc::Receiver<Call>,
-    state: watch::Sender<LinkState>,
+    (state, grant): Reports,
     shutdown: CancellationToken,
 ) {
     let mut backoff = Backoff::new();
     let mut identity: Option<DeviceIdentity> = None;
     loop {
-        if identity.is_none() {
+        if identity.is_none() && settings.profile.device {
             let dir = settings.state_dir.clone();
             match tokio::task::spawn_blocking(move || DeviceIdentity::load_or_create(&dir)).await {
                 Ok(Ok(loaded)) => identity = Some(loaded),
@@ -87,7 +92,7 @@ pub async fn run(
             &settings,
             identity.as_ref(),
             &mut calls,
-            &state,
+            (&state, &grant),
             &shutdown,
             &mut connected,
         )
@@ -129,22 +134,24 @@ async fn session(
     settings: &LinkSettings,
     identity: Option<&DeviceIdentity>,
     calls: &mut mpsc::Receiver<Call>,
-    state: &watch::Sender<LinkState>,
+    (state, grant): (&watch::Sender<LinkState>, &watch::Sender<Vec<String>>),
     shutdown: &CancellationToken,
     connected: &mut bool,
 ) -> Result<(), GatewayError> {
-    let (ws, tick) = handshake(settings, identity).await?;
+    let (ws, tick, scopes) = handshake(settings, identity).await?;
     *connected = true;
+    let _ = grant.send(scopes);
     let _ = state.send(LinkState::Up);
     tracing::info!(url = %settings.url, "gateway connected");
     carry(ws, tick, calls, shutdown).await
 }
 
-/// Connects, answers the challenge and returns the socket with the gateway's tick interval.
+/// Connects, answers the challenge and returns the socket with the gateway's tick interval and
+/// the scopes it granted.
 async fn handshake(
     settings: &LinkSettings,
     identity: Option<&DeviceIdentity>,
-) -> Result<(Socket, Duration), GatewayError> {
+) -> Result<(Socket, Duration, Vec<String>), GatewayError> {
     let (mut ws, _response) = timeout(
         HANDSHAKE_TIMEOUT,
         tokio_tungstenite::connect_async(settings.url.as_str()),
@@ -170,7 +177,7 @@ async fn handshake(
     let params = serde_json::to_value(&params)
         .map_err(|e| GatewayError::Protocol(format!("cannot encode connect: {e}")))?;
     send(&mut ws, "c0", "connect", &params).await?;
-    let tick = loop {
+    let (tick, scopes) = loop {
         let frame = next_frame(&mut ws, deadline, "the connect answer").await?;
         if let Incoming::Res(res) = frame
             && res.id == "c0"
@@ -187,10 +194,21 @@ async fn handshake(
                 .and_then(Value::as_u64)
                 .filter(|ms| *ms > 0)
                 .unwrap_or(DEFAULT_TICK_MS);
-            break Duration::from_millis(tick_ms);
+            let scopes = res
+                .payload
+                .pointer("/auth/scopes")
+                .and_then(Value::as_array)
+                .map(|scopes| {
+                    scopes
+                        .iter()
+                        .filter_map(|s| s.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            break (Duration::from_millis(tick_ms), scopes);
         }
     };
-    Ok((ws, tick))
+    Ok((ws, tick, scopes))
 }
 
 /// Carries requests and responses until the link fails (`Err`) or is shut down (`Ok`).
@@ -268,13 +286,15 @@ fn connect_params(
     nonce: &str,
 ) -> ConnectParams {
     let platform = std::env::consts::OS;
-    let device = identity.map(|identity| {
+    let profile = &settings.profile;
+    let scopes: Vec<&str> = profile.scopes.iter().map(String::as_str).collect();
+    let device = identity.filter(|_| profile.device).map(|identity| {
         let signed_at = now_ms();
         let signature = identity.sign(&SignedFields {
             client_id: CLIENT_ID,
             client_mode: CLIENT_MODE,
             role: ROLE,
-            scopes: &SCOPES,
+            scopes: &scopes,
             signed_at_ms: signed_at,
             token: &settings.token,
             nonce,
@@ -297,16 +317,16 @@ fn connect_params(
             version: env!("CARGO_PKG_VERSION").to_owned(),
             platform: platform.to_owned(),
             mode: CLIENT_MODE.to_owned(),
-            display_name: "openclaw-memory (copilot-bridge)".to_owned(),
+            display_name: profile.display_name.clone(),
         },
         role: ROLE.to_owned(),
-        scopes: SCOPES.iter().map(|s| (*s).to_owned()).collect(),
-        caps: Vec::new(),
+        scopes: profile.scopes.clone(),
+        caps: profile.caps.clone(),
         auth: Auth {
             token: settings.token.clone(),
         },
         locale: "en-US".to_owned(),
-        user_agent: concat!("openclaw-memory/", env!("CARGO_PKG_VERSION")).to_owned(),
+        user_agent: concat!("copilot-bridge/", env!("CARGO_PKG_VERSION")).to_owned(),
         device,
     }
 }

@@ -1,0 +1,28 @@
+//! A client of the OpenClaw gateway (WebSocket protocol v4), shared by the memory server (which
+//! searches through it) and the bridge (which asks a person through its plugin approvals).
+//!
+//! A [`Gateway`] is a cheap, cloneable handle in front of one background link task. Starting it
+//! never blocks; while the link is down every call fails at once, so callers fall back (the
+//! memory server to its own index, the bridge to another approval route) without waiting.
+
+/// Reconnect delays.
+pub mod backoff;
+/// The link task: handshake, keepalive, request routing, reconnects.
+mod connection;
+/// The ed25519 device identity.
+pub mod device;
+/// The handle: settings, errors, requests.
+mod handle;
+/// Wire frames.
+pub mod protocol;
+
+/// `memory.search`.
+pub mod search;
+
+/// `plugin.approval.*`: asking a person through OpenClaw.
+pub mod approval;
+
+pub use crate::connection::LinkState;
+pub use crate::handle::{
+    ClientProfile, DEFAULT_CALL_TIMEOUT, Gateway, GatewayError, GatewaySettings,
+};
