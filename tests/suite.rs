@@ -4,6 +4,7 @@ mod acp_cli;
 mod acp_harness;
 mod acp_scripted;
 mod bridge_approval;
+mod bridge_approval_openclaw;
 mod bridge_cli;
 mod bridge_code;
 mod bridge_files;

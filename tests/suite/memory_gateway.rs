@@ -4,138 +4,20 @@
 //! fallback to the local index while the gateway is stopped, and the reconnect when it returns.
 //! The gateway takes 15–45 s to start, so one test walks through all of it.
 
-use std::io::{Read as _, Write as _};
-use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt as _;
-use std::os::unix::process::CommandExt as _;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bridge_test_support::{McpProcess, binary_path, openclaw};
+use bridge_test_support::{GATEWAY_TOKEN, McpProcess, OpenclawGateway, binary_path, free_port};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-const TOKEN: &str = "bridge-e2e-gateway-token";
-/// First start of the gateway on 2 busy cores can take most of a minute.
-const GATEWAY_READY_TIMEOUT: Duration = Duration::from_mins(3);
+const TOKEN: &str = GATEWAY_TOKEN;
 /// Connect (background) plus at most one 30 s backoff step, with room to spare.
 const SOURCE_TIMEOUT: Duration = Duration::from_mins(2);
 
-/// A running gateway; its whole process group is killed on drop.
-struct Gateway {
-    child: Child,
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let group = format!("-{}", self.child.id());
-        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> anyhow::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-fn openclaw_command(home: &Path) -> Command {
-    let mut cmd = Command::new(openclaw());
-    cmd.env_clear()
-        .env("HOME", home)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("OPENCLAW_GATEWAY_TOKEN", TOKEN)
-        .current_dir(home);
-    cmd
-}
-
-fn onboard(home: &Path, port: u16) -> anyhow::Result<()> {
-    let port = port.to_string();
-    let output = openclaw_command(home)
-        .args([
-            "onboard",
-            "--non-interactive",
-            "--accept-risk",
-            "--mode",
-            "local",
-            "--flow",
-            "manual",
-            "--auth-choice",
-            "skip",
-            "--gateway-auth",
-            "token",
-            "--gateway-token",
-            TOKEN,
-            "--gateway-bind",
-            "loopback",
-            "--gateway-port",
-            &port,
-            "--skip-channels",
-            "--skip-daemon",
-            "--no-install-daemon",
-            "--skip-health",
-            "--skip-search",
-            "--skip-skills",
-            "--skip-ui",
-            "--skip-hooks",
-            "--json",
-        ])
-        .stdin(Stdio::null())
-        .output()?;
-    anyhow::ensure!(
-        output.status.success(),
-        "openclaw onboard failed: {}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Ok(())
-}
-
-fn ready(port: u16) -> bool {
-    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-    let request = "GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-    if stream.write_all(request.as_bytes()).is_err() {
-        return false;
-    }
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    response.starts_with("HTTP/1.1 200")
-}
-
-fn start_gateway(home: &Path, port: u16) -> anyhow::Result<Gateway> {
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(home.join("gateway.log"))?;
-    let child = openclaw_command(home)
-        .args([
-            "gateway",
-            "run",
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "loopback",
-        ])
-        .args(["--auth", "token", "--allow-unconfigured"])
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .process_group(0)
-        .spawn()?;
-    let gateway = Gateway { child };
-    let started = Instant::now();
-    while !ready(port) {
-        anyhow::ensure!(
-            started.elapsed() < GATEWAY_READY_TIMEOUT,
-            "the gateway was not ready within {GATEWAY_READY_TIMEOUT:?}: {}",
-            std::fs::read_to_string(home.join("gateway.log")).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
-    Ok(gateway)
+fn start_gateway(home: &Path, port: u16) -> anyhow::Result<OpenclawGateway> {
+    OpenclawGateway::start(home, port)
 }
 
 async fn search(mcp: &mut McpProcess) -> anyhow::Result<Value> {
@@ -166,9 +48,10 @@ async fn search_until(mcp: &mut McpProcess, source: &str) -> anyhow::Result<Valu
 
 #[tokio::test(flavor = "multi_thread")]
 async fn gateway_answers_searches_and_the_local_index_covers_its_absence() -> anyhow::Result<()> {
+    let _slot = OpenclawGateway::slot().await;
     let home = TempDir::new()?;
     let port = free_port()?;
-    onboard(home.path(), port)?;
+    OpenclawGateway::onboard(home.path(), port)?;
     let workspace = home.path().join(".openclaw/workspace");
     std::fs::create_dir_all(workspace.join("memory"))?;
     std::fs::write(

@@ -1,8 +1,10 @@
 //! The approval broker: where a permission question goes when the policy says `ask`. It is the
 //! [`AskHook`] of the bridge's permission gate. Each question is routed, per the policy's
-//! `ask_via`, to the MCP client whose call started the turn (form elicitation), and denied with
-//! a reason that names the fix when no one can be asked. Every question is audited with its
-//! route, decision and how long it took. Only an explicit yes allows, and only once.
+//! `ask_via`, to the MCP client whose call started the turn (form elicitation), else to
+//! OpenClaw's approval flow when the gateway is configured, and denied with a reason that names
+//! the fix when no one can be asked. Every question is audited with its route, the approval's
+//! id, the decision, who decided and how long it took. Only an explicit yes allows, and only
+//! once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -11,16 +13,22 @@ use std::time::Instant;
 use bridge_core::audit::{AuditEntry, AuditLog, Hook};
 use bridge_core::policy::AskVia;
 use bridge_core::sync::lock;
+use bridge_mcp::ask_route::{self, Approver, Question, Route};
 use serde_json::json;
 
 use crate::acp::{AskHook, Asked, BoxFuture, PermissionRequest};
 
 /// Asking the calling MCP client through elicitation.
 mod client;
+/// Asking through OpenClaw's approval flow.
+mod openclaw;
 /// Calls paused on a question for MCP 2026-07-28 clients (multi round-trip requests).
 mod paused;
+/// A step of a Copilot turn as a question for a person.
+mod question;
 
 pub(crate) use self::client::ClientAsker;
+pub(crate) use self::openclaw::OpenclawApprover;
 pub(crate) use self::paused::{PausedCalls, Round, RunningCall};
 
 /// The broker: which client can be asked for which Copilot session, and the audit log.
@@ -28,6 +36,8 @@ pub(crate) use self::paused::{PausedCalls, Round, RunningCall};
 pub(crate) struct Approvals {
     via: AskVia,
     audit: AuditLog,
+    /// Who is asked outside the MCP client (OpenClaw), when configured.
+    approver: Option<Arc<dyn Approver>>,
     /// The client whose call runs a turn in each ACP session, while it runs.
     callers: Mutex<HashMap<String, Vec<(u64, ClientAsker)>>>,
     next: std::sync::atomic::AtomicU64,
@@ -54,11 +64,16 @@ impl Drop for Attending {
 }
 
 impl Approvals {
-    /// A broker routing by `via`, auditing into `audit`.
-    pub(crate) fn new(via: AskVia, audit: AuditLog) -> Arc<Self> {
+    /// A broker routing by `via` to the calling client or `approver`, auditing into `audit`.
+    pub(crate) fn new(
+        via: AskVia,
+        audit: AuditLog,
+        approver: Option<Arc<dyn Approver>>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             via,
             audit,
+            approver,
             callers: Mutex::new(HashMap::new()),
             next: std::sync::atomic::AtomicU64::new(0),
         })
@@ -87,44 +102,97 @@ impl Approvals {
     }
 }
 
-/// Why nobody could be asked, with what to change.
-fn no_route(via: AskVia, client: Option<&ClientAsker>) -> String {
-    let why = match client {
-        None => "no MCP client call is waiting on this turn".to_owned(),
-        Some(client) => client
-            .why_not()
-            .unwrap_or_else(|| "the calling client can ask".to_owned()),
-    };
-    bridge_mcp::confirm::nobody_asked(via, &why)
+/// The audit record of one question, written when it is answered, or (from `Drop`) when the
+/// question is withdrawn because its call was cancelled or ended first.
+struct QuestionRecord {
+    audit: AuditLog,
+    started: Instant,
+    reason: String,
+    route: &'static str,
+    entry: Option<AuditEntry>,
+}
+
+impl QuestionRecord {
+    fn new(
+        audit: AuditLog,
+        request: &PermissionRequest,
+        reason: &str,
+        question: &Question,
+    ) -> Self {
+        let mut entry = AuditEntry::new(Hook::Permission, request.tool.clone());
+        entry.session = Some(request.session_id.clone());
+        let mut input = serde_json::Map::new();
+        input.insert("title".to_owned(), json!(question.title));
+        input.insert("description".to_owned(), json!(question.description));
+        input.insert("cwd".to_owned(), json!(request.cwd));
+        entry.input = Some(serde_json::Value::Object(input));
+        Self {
+            audit,
+            started: Instant::now(),
+            reason: reason.to_owned(),
+            route: "none",
+            entry: Some(entry),
+        }
+    }
+
+    /// Fills in the answer and takes the entry to write.
+    fn answered(&mut self, asked: &Asked) -> Option<AuditEntry> {
+        let mut entry = self.entry.take()?;
+        entry.decision = Some(if asked.allowed { "allow" } else { "deny" }.to_owned());
+        entry.reason = Some(format!(
+            "asked ({}): {}; {}",
+            self.route, self.reason, asked.detail
+        ));
+        if let Some(serde_json::Value::Object(input)) = entry.input.as_mut() {
+            input.extend(ask_route::audit_facts(self.route, &asked.facts));
+        }
+        entry.elapsed_ms = Some(u64::try_from(self.started.elapsed().as_millis()).unwrap_or(0));
+        Some(entry)
+    }
+}
+
+impl Drop for QuestionRecord {
+    fn drop(&mut self) {
+        let withdrawn = Asked::no("withdrawn: the call ended before anyone answered")
+            .with_fact("terminal_reason", "withdrawn");
+        let Some(entry) = self.answered(&withdrawn) else {
+            return;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let audit = self.audit.clone();
+            runtime.spawn(async move {
+                if let Err(err) = audit.record(entry).await {
+                    tracing::warn!(%err, "the withdrawn question was not audited");
+                }
+            });
+        }
+    }
 }
 
 impl AskHook for Approvals {
     fn ask(&self, request: PermissionRequest, reason: String) -> BoxFuture<Asked> {
-        let started = Instant::now();
         let client = self.caller(&request.session_id);
         let via = self.via;
         let audit = self.audit.clone();
+        let approver = self.approver.clone();
         Box::pin(async move {
-            let usable = client.as_ref().filter(|c| c.why_not().is_none());
-            let (route, asked) = match (via, usable) {
-                (AskVia::Auto | AskVia::Client, Some(client)) => {
-                    ("client", client.ask(&request, &reason).await)
-                }
-                _ => ("none", Asked::no(no_route(via, client.as_ref()))),
+            let question = question::for_request(&request, &reason);
+            let mut record = QuestionRecord::new(audit.clone(), &request, &reason, &question);
+            let reachable = match &client {
+                None => Err("no MCP client call is waiting on this turn".to_owned()),
+                Some(client) => client.why_not().map_or(Ok(()), Err),
             };
-            let mut entry = AuditEntry::new(Hook::Permission, request.tool.clone());
-            entry.session = Some(request.session_id.clone());
-            entry.decision = Some(if asked.allowed { "allow" } else { "deny" }.to_owned());
-            entry.reason = Some(format!("asked ({route}): {reason}; {}", asked.detail));
-            entry.input = Some(json!({
-                "route": route,
-                "title": request.title,
-                "command": request.command,
-                "paths": request.paths,
-                "cwd": request.cwd,
-            }));
-            entry.elapsed_ms = Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(0));
-            if let Err(err) = audit.record(entry).await {
+            let route = ask_route::choose(via, reachable, approver.as_deref()).await;
+            record.route = route.name();
+            let asked = match (route, &client) {
+                (Route::Client, Some(client)) => client.ask(&question.message).await,
+                (Route::Outside(approver), _) => approver.ask(question).await,
+                (Route::Nobody(why), _) => Asked::no(why),
+                (Route::Client, None) => Asked::no("no MCP client call is waiting on this turn"),
+            };
+            if let Some(entry) = record.answered(&asked)
+                && let Err(err) = audit.record(entry).await
+            {
                 tracing::warn!(%err, "the approval question was not audited");
             }
             asked

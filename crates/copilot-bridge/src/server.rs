@@ -5,19 +5,24 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use bridge_core::audit::AuditLog;
 use bridge_core::config::Config;
 use bridge_core::confine::Root;
+use bridge_core::policy::AskVia;
 use bridge_core::sync::lock;
 use bridge_mcp::{Envelope, Identity, PolicyShape, ToolError, ToolServer, ToolSpec, ToolTable};
 use rmcp::handler::server::router::tool::ToolRoute;
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::{PermissionDecider, PermissionGate};
-use crate::approval::{Approvals, PausedCalls};
+use crate::approval::{Approvals, OpenclawApprover, PausedCalls};
 use crate::live::LiveSessions;
 use crate::runner::Runner;
+
+/// How much longer than the approval timeout the permission gate waits for a question.
+const ASK_TIMEOUT_MARGIN: Duration = Duration::from_secs(10);
 
 /// Who the bridge is.
 const IDENTITY: Identity = Identity {
@@ -55,6 +60,8 @@ struct Shared {
     live: Arc<LiveSessions>,
     /// Delegated calls paused on a question for MCP 2026-07-28 clients.
     paused: PausedCalls<Result<rmcp::model::CallToolResponse, rmcp::ErrorData>>,
+    /// OpenClaw's approval flow, when the gateway is configured and the policy may use it.
+    openclaw: Option<Arc<OpenclawApprover>>,
     /// Orchestrations running now, so [`BridgeServer::interrupt`] can stop them.
     orchestrations: Mutex<HashMap<u64, CancellationToken>>,
     next_orchestration: AtomicU64,
@@ -86,10 +93,27 @@ impl BridgeServer {
     /// `envelope` (see [`Envelope::from_config`]).
     pub fn new(config: Config, workspace_path: PathBuf, envelope: Envelope) -> Self {
         // The agent's own permission requests go through the same policy as the calls.
-        // A rule that says `ask` goes to the approval broker, which asks the calling client.
-        let approvals = Approvals::new(envelope.policy().ask_via(), envelope.audit().clone());
+        // A rule that says `ask` goes to the approval broker, which asks the calling client or
+        // OpenClaw; the envelope asks the same way for the bridge's own tools.
+        let via = envelope.policy().ask_via();
+        let openclaw = matches!(via, AskVia::Auto | AskVia::Openclaw)
+            .then(|| OpenclawApprover::start(&config))
+            .flatten()
+            .map(Arc::new);
+        let approver = openclaw
+            .clone()
+            .map(|a| a as Arc<dyn bridge_mcp::ask_route::Approver>);
+        let envelope = match &approver {
+            Some(approver) => envelope.with_approver(Arc::clone(approver)),
+            None => envelope,
+        };
+        let approvals = Approvals::new(via, envelope.audit().clone(), approver);
+        // A question through OpenClaw may take its whole approval timeout.
+        let ask_timeout = crate::acp::DEFAULT_ASK_TIMEOUT
+            .max(Duration::from_millis(config.approval_timeout_ms) + ASK_TIMEOUT_MARGIN);
         let gate = PermissionGate::new(envelope.policy() as Arc<dyn PermissionDecider>)
-            .with_ask_hook(Arc::clone(&approvals) as Arc<dyn crate::acp::AskHook>);
+            .with_ask_hook(Arc::clone(&approvals) as Arc<dyn crate::acp::AskHook>)
+            .with_ask_timeout(ask_timeout);
         let runner = Arc::new(
             Runner::new(config.clone(), workspace_path.clone(), gate).with_approvals(approvals),
         );
@@ -107,6 +131,7 @@ impl BridgeServer {
                 runner,
                 live,
                 paused: PausedCalls::new(crate::acp::DEFAULT_ASK_TIMEOUT),
+                openclaw,
                 orchestrations: Mutex::new(HashMap::new()),
                 next_orchestration: AtomicU64::new(0),
             }),
@@ -158,6 +183,9 @@ impl BridgeServer {
     /// tasks cancelled and sessions closed. Call once the MCP service has stopped.
     pub async fn shutdown(&self) {
         self.shared.paused.shutdown().await;
+        if let Some(openclaw) = &self.shared.openclaw {
+            openclaw.shutdown().await;
+        }
         self.shared.live.shutdown().await;
         self.shared.runner.shutdown().await;
     }

@@ -50,6 +50,11 @@ pub const MIN_OUTPUT_LIMIT_BYTES: usize = 1024;
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// A long-lived session idle this long (no query, no read) is stopped: 30 minutes.
 pub const DEFAULT_SESSION_IDLE_MS: u64 = 30 * 60 * 1000;
+/// How long a reviewer has to decide an approval asked through OpenClaw: 50 s, which ends before
+/// OpenClaw's own 60-s MCP request timeout (`register openclaw` raises both together).
+pub const DEFAULT_APPROVAL_TIMEOUT_MS: u64 = 50_000;
+/// The longest approval timeout OpenClaw's gateway accepts: 10 minutes.
+pub const MAX_APPROVAL_TIMEOUT_MS: u64 = 600_000;
 /// Base URL used for the `ollama` provider when none is given: Ollama's OpenAI-compatible API.
 pub const DEFAULT_OLLAMA_BASE_URL: &str = "http://127.0.0.1:11434/v1";
 
@@ -396,6 +401,9 @@ pub struct Config {
     pub timeout_ms: u64,
     /// A long-lived session idle this long is stopped, in milliseconds.
     pub session_idle_ms: u64,
+    /// How long a reviewer has to decide an approval asked through OpenClaw, in milliseconds
+    /// (at most [`MAX_APPROVAL_TIMEOUT_MS`]).
+    pub approval_timeout_ms: u64,
     /// Workspace root for the file tools; `None` means the server's working directory.
     pub workspace: Option<PathBuf>,
     /// The bridge's own state (sessions, device identity): `~/.copilot-bridge` by default.
@@ -504,6 +512,7 @@ impl Config {
                 "COPILOT_BRIDGE_SESSION_IDLE_MS",
                 DEFAULT_SESSION_IDLE_MS,
             )?,
+            approval_timeout_ms: approval_timeout_ms(&env)?,
             workspace: workspace.or_else(|| env.get("COPILOT_BRIDGE_WORKSPACE").map(PathBuf::from)),
             state_dir,
             inherited_depth: env.get(DEPTH_ENV).map(str::to_owned),
@@ -579,6 +588,19 @@ fn invalid(variable: &str, value: &str, expected: &str) -> ConfigError {
 }
 
 /// A duration variable in milliseconds (≥ 1), or `default` when unset.
+/// `COPILOT_BRIDGE_APPROVAL_TIMEOUT_MS`, within what OpenClaw's gateway accepts.
+fn approval_timeout_ms(env: &EnvLayer) -> Result<u64, ConfigError> {
+    const VARIABLE: &str = "COPILOT_BRIDGE_APPROVAL_TIMEOUT_MS";
+    match millis(env, VARIABLE, DEFAULT_APPROVAL_TIMEOUT_MS)? {
+        ms if ms <= MAX_APPROVAL_TIMEOUT_MS => Ok(ms),
+        ms => Err(invalid(
+            VARIABLE,
+            &ms.to_string(),
+            "milliseconds from 1 to 600000 (OpenClaw's limit)",
+        )),
+    }
+}
+
 fn millis(env: &EnvLayer, variable: &str, default: u64) -> Result<u64, ConfigError> {
     env.get(variable)
         .map(|v| parse_number(variable, v, 1, "milliseconds, an integer ≥ 1"))
@@ -637,6 +659,7 @@ mod tests {
         assert_eq!(config.output_limit_bytes, 10 * 1024);
         assert_eq!(config.timeout_ms, 120_000);
         assert_eq!(config.session_idle_ms, 1_800_000);
+        assert_eq!(config.approval_timeout_ms, 50_000);
         assert_eq!(config.log_level, LogLevel::Info);
         assert!(config.byok.is_none() && config.github_token.is_none());
         Ok(())

@@ -4,7 +4,6 @@
 //! envelope (a call of the server's own tools) and by the bridge's approval broker (a step of a
 //! Copilot turn).
 
-use bridge_core::policy::AskVia;
 use rmcp::RoleServer;
 use rmcp::model::{ElicitRequestParams, ElicitationAction};
 use rmcp::service::{ElicitationMode, Peer};
@@ -20,6 +19,8 @@ pub struct Confirmation {
     pub allowed: bool,
     /// Who was asked and what they said, or why nobody could be.
     pub detail: String,
+    /// Facts for the audit record (e.g. the approval's id and who decided).
+    pub facts: Vec<(&'static str, String)>,
 }
 
 impl Confirmation {
@@ -28,6 +29,7 @@ impl Confirmation {
         Self {
             allowed: true,
             detail: detail.into(),
+            facts: Vec::new(),
         }
     }
 
@@ -36,7 +38,15 @@ impl Confirmation {
         Self {
             allowed: false,
             detail: detail.into(),
+            facts: Vec::new(),
         }
+    }
+
+    /// Adds a fact for the audit record.
+    #[must_use]
+    pub fn with_fact(mut self, key: &'static str, value: impl Into<String>) -> Self {
+        self.facts.push((key, value.into()));
+        self
     }
 }
 
@@ -71,26 +81,6 @@ pub fn why_not(peer: &Peer<RoleServer>) -> Option<String> {
         return Some("the calling client did not declare form elicitation".to_owned());
     }
     None
-}
-
-/// Why a question for a person was denied without asking anyone, and what to change: `via`
-/// is the policy's route setting, `why` why the client could not be asked (for `auto` and
-/// `client`).
-pub fn nobody_asked(via: AskVia, why: &str) -> String {
-    match via {
-        AskVia::Deny => "the policy sets ask_via = \"deny\", so nobody is asked; move the tool \
-                         out of ask_tools to allow it"
-            .to_owned(),
-        AskVia::Openclaw => "the policy sets ask_via = \"openclaw\", but OpenClaw's approval \
-                             flow is not available yet; set ask_via = \"auto\" and use a client \
-                             that supports elicitation, or move the tool out of ask_tools"
-            .to_owned(),
-        AskVia::Auto | AskVia::Client => format!(
-            "nobody could be asked ({why}); enable elicitation in the MCP client (an \
-             interactive Claude Code, Codex or VS Code session asks; headless runs do not), or \
-             move the tool out of ask_tools in the policy"
-        ),
-    }
 }
 
 /// Asks the person at `peer` with `message` (already redacted); only an explicit yes allows.

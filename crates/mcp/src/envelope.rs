@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use bridge_core::audit::{AuditEntry, AuditError, AuditLog, Hook};
 use bridge_core::config::Config;
 use bridge_core::depth::{CallDepth, DEPTH_ARGUMENT, DepthError};
-use bridge_core::policy::{AskVia, Decision, Policy, PolicyError, PolicyRequest};
+use bridge_core::policy::{Decision, Policy, PolicyError, PolicyRequest};
 use bridge_core::redact::{Redactor, truncate};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -23,6 +23,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::ask_route::{self, Approver, Question, Route};
 use crate::confirm;
 use crate::tool_table::{CallShape, ToolTable};
 
@@ -52,6 +53,8 @@ pub struct Envelope {
     calls: TaskTracker,
     /// Fired when the server stops taking calls.
     closing: CancellationToken,
+    /// Who is asked outside the MCP client when the policy says `ask`.
+    approver: Option<Arc<dyn Approver>>,
 }
 
 /// Why a server's envelope could not be set up at start.
@@ -90,7 +93,21 @@ impl Envelope {
             audit,
             calls: TaskTracker::new(),
             closing: CancellationToken::new(),
+            approver: None,
         }
+    }
+
+    /// Asks `approver` (OpenClaw's approval flow) when the policy says `ask` and the calling
+    /// client cannot be asked (or `ask_via` names it).
+    #[must_use]
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// The approver outside the MCP client, when one is configured.
+    pub fn approver(&self) -> Option<&Arc<dyn Approver>> {
+        self.approver.as_ref()
     }
 
     /// The envelope a server runs with under `config`: the policy file it names (or the built-in
@@ -341,7 +358,7 @@ impl Envelope {
     }
 
     /// A call the policy wants a person to confirm: asks the calling client (MCP 2025-xx form
-    /// elicitation) when the policy's `ask_via` lets it and the client can be asked. Only an
+    /// elicitation) or the approver outside it, as the policy's `ask_via` chooses. Only an
     /// explicit yes admits the call; the refusal says what happened otherwise. The question is
     /// audited with its route and answer.
     async fn confirm(
@@ -354,27 +371,47 @@ impl Envelope {
     ) -> Result<u32, (Refusal, u32)> {
         let started = Instant::now();
         let reason = refusal.ask.clone().unwrap_or_default();
-        let via = self.settings.policy.ask_via();
-        // Why nobody can be asked, if nobody can.
-        let unreachable = match via {
-            AskVia::Auto | AskVia::Client => confirm::why_not(&context.peer),
-            AskVia::Openclaw | AskVia::Deny => Some(String::new()),
+        let redactor = Redactor::shared();
+        let server = self.settings.server;
+        let shown = Value::Object(arguments.clone()).to_string();
+        let question = Question {
+            title: format!("{server} wants to run its tool {tool}"),
+            description: redactor.redact(&format!("{tool} {shown}")).into_owned(),
+            detail: redactor
+                .redact(&format!(
+                    "server: {server}\ntool: {tool}\narguments: {shown}\nasked because: {reason}"
+                ))
+                .into_owned(),
+            message: redactor
+                .redact(&format!(
+                    "{server} wants to run its tool {tool} with {shown}.\nAsked because: \
+                     {reason}.\nAllow this once?"
+                ))
+                .into_owned(),
+            warning: false,
+            tool: tool.to_owned(),
+            call_id: String::new(),
         };
-        let answer = if let Some(why) = unreachable {
-            confirm::Confirmation::no(confirm::nobody_asked(via, &why))
-        } else {
-            let message = format!(
-                "{} wants to run its tool {tool} with {}.\nAsked because: {reason}.\nAllow \
-                 this once?",
-                self.settings.server,
-                Value::Object(arguments.clone())
-            );
-            let message = Redactor::shared().redact(&message).into_owned();
-            confirm::ask(&context.peer, &message).await
+        let client = confirm::why_not(&context.peer).map_or(Ok(()), Err);
+        let route = ask_route::choose(
+            self.settings.policy.ask_via(),
+            client,
+            self.approver.as_deref(),
+        )
+        .await;
+        let route_name = route.name();
+        let answer = match route {
+            Route::Client => confirm::ask(&context.peer, &question.message).await,
+            Route::Outside(approver) => approver.ask(question).await,
+            Route::Nobody(why) => confirm::Confirmation::no(why),
         };
         self.record(tool, Hook::Permission, depth, |e| {
             e.decision = Some(if answer.allowed { "allow" } else { "deny" }.into());
-            e.reason = Some(format!("asked: {reason}; {}", answer.detail));
+            e.reason = Some(format!("asked ({route_name}): {reason}; {}", answer.detail));
+            e.input = Some(Value::Object(ask_route::audit_facts(
+                route_name,
+                &answer.facts,
+            )));
             e.elapsed_ms = Some(elapsed_ms(started));
         })
         .await;

@@ -7,6 +7,8 @@
 
 /// Answers: structured content plus a readable text copy.
 mod answer;
+/// Where a question for a person goes: the client, an approver outside it, or nobody.
+pub mod ask_route;
 /// Running blocking file work off the async threads.
 mod blocking;
 /// One yes/no question to a person through the MCP client.

@@ -179,11 +179,11 @@ struct Withdraw {
 impl Drop for Withdraw {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        if tokio::runtime::Handle::try_current().is_err() {
             return;
-        };
+        }
         let gateway = self.gateway.clone();
-        runtime.spawn(async move {
+        self.gateway.in_background(async move {
             let params = json!({"id": id, "decision": Decision::Deny.as_str()});
             let never = CancellationToken::new();
             match gateway

@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::connection::{self, Call, LinkSettings, LinkState};
 use crate::protocol::{GatewayFault, SCOPE_APPROVALS, SCOPE_READ};
@@ -122,6 +123,9 @@ pub struct Gateway {
     granted: watch::Receiver<Vec<String>>,
     call_timeout: Duration,
     shutdown: CancellationToken,
+    /// Requests sent on a caller's behalf after it stopped waiting (withdrawing an approval),
+    /// awaited by [`Gateway::shutdown`] before the link closes.
+    background: TaskTracker,
     /// The link task, owned here and awaited by [`Gateway::shutdown`].
     task: Arc<Mutex<Option<JoinHandle<()>>>>,
 }
@@ -151,6 +155,7 @@ impl Gateway {
             granted,
             call_timeout: settings.call_timeout,
             shutdown,
+            background: TaskTracker::new(),
             task: Arc::new(Mutex::new(Some(task))),
         }
     }
@@ -194,8 +199,24 @@ impl Gateway {
         }
     }
 
-    /// Stops the link task and waits (at most two seconds) for it to end.
+    /// Runs `work` in the background; [`Gateway::shutdown`] waits for it (briefly) before the
+    /// link closes.
+    pub(crate) fn in_background(&self, work: impl Future<Output = ()> + Send + 'static) {
+        if !self.background.is_closed() {
+            self.background.spawn(work);
+        }
+    }
+
+    /// Lets background requests finish (at most two seconds), then stops the link task and
+    /// waits (at most two seconds) for it to end.
     pub async fn shutdown(&self) {
+        self.background.close();
+        if tokio::time::timeout(SHUTDOWN_GRACE, self.background.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("gateway requests still running at shutdown were dropped");
+        }
         self.shutdown.cancel();
         let task = lock(&self.task).take();
         if let Some(task) = task

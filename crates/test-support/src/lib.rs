@@ -13,6 +13,8 @@ mod copilot;
 mod mcp_process;
 /// The scripted OpenAI-compatible model server.
 mod model_server;
+/// A real OpenClaw gateway, one at a time.
+mod openclaw_gateway;
 /// Locating the external test peers installed by `scripts/peers.sh`.
 mod peers;
 
@@ -20,4 +22,5 @@ pub use crate::binaries::binary_path;
 pub use crate::copilot::{ACP_ARGS, BYOK_API_KEY, CopilotBed};
 pub use crate::mcp_process::{McpProcess, READ_TIMEOUT};
 pub use crate::model_server::{MODEL_ID, ModelServer, RecordedRequest, Reply, UNSCRIPTED_REPLY};
+pub use crate::openclaw_gateway::{GATEWAY_TOKEN, OpenclawGateway, free_port, openclaw_command};
 pub use crate::peers::{claude_code, codex, copilot_cli, openclaw, peer, peers_dir, python};

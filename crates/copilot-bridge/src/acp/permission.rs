@@ -237,6 +237,7 @@ impl PermissionGate {
                     Ok(Asked {
                         allowed: true,
                         detail,
+                        ..
                     }) => PermissionAnswer {
                         allowed: true,
                         reason: format!("{reason}; {detail}"),

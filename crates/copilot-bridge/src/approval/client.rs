@@ -4,13 +4,12 @@
 //! the waiting tool call, which answers `input_required` and resumes on the client's retry (see
 //! `paused.rs`).
 
-use bridge_core::redact::Redactor;
 use bridge_mcp::confirm;
 use rmcp::RoleServer;
 use rmcp::service::{Peer, RequestContext};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::acp::{Asked, PermissionRequest};
+use crate::acp::Asked;
 
 /// A question on its way to a paused tool call (MCP 2026-07-28), with where its answer goes.
 #[derive(Debug)]
@@ -54,13 +53,14 @@ impl ClientAsker {
         })
     }
 
-    /// Asks the person at the client; only an explicit yes allows.
-    pub(crate) async fn ask(&self, request: &PermissionRequest, reason: &str) -> Asked {
-        let message = question(request, reason);
+    /// Asks the person at the client with `message` (already redacted); only an explicit yes
+    /// allows.
+    pub(crate) async fn ask(&self, message: &str) -> Asked {
         match self {
-            Self::Elicit(peer) => confirm::ask(peer, &message).await,
+            Self::Elicit(peer) => confirm::ask(peer, message).await,
             Self::Relay(questions) => {
                 let (answer, answered) = oneshot::channel();
+                let message = message.to_owned();
                 if questions.send(Question { message, answer }).is_err() {
                     return Asked::no("the call that would ask the client has ended");
                 }
@@ -70,27 +70,4 @@ impl ClientAsker {
             }
         }
     }
-}
-
-/// The question as the person reads it: what Copilot wants to do, where, and why it is asked.
-/// Redacted: nothing secret reaches the person asked.
-fn question(request: &PermissionRequest, reason: &str) -> String {
-    let what = match &request.command {
-        Some(command) => format!("run `{command}`"),
-        None if !request.paths.is_empty() => {
-            let paths: Vec<String> = request
-                .paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect();
-            format!("{} {}", request.kind, paths.join(", "))
-        }
-        None => request.title.clone(),
-    };
-    let text = format!(
-        "Copilot wants to {what} (tool {}, in {}).\nAsked because: {reason}.\nAllow this once?",
-        request.tool,
-        request.cwd.display()
-    );
-    Redactor::shared().redact(&text).into_owned()
 }

@@ -21,6 +21,7 @@ use crate::acp::{
     AcpError, Agent, ContentBlock, CopilotLaunch, MemoryLaunch, PermissionDecider, PermissionGate,
     PromptOptions, StopReason, resolve_program,
 };
+use crate::approval::OpenclawApprover;
 use crate::global_args::GlobalArgs;
 
 /// How long `copilot --version` may take (the CLI is a node program: a cold start takes a
@@ -35,6 +36,8 @@ const MEMORY_TIMEOUT: Duration = Duration::from_secs(20);
 const MEMORY_CHECK_TIMEOUT: Duration = Duration::from_secs(40);
 /// How long the `--prompt` round trip may take.
 const PROMPT_TIMEOUT: Duration = Duration::from_mins(2);
+/// How long the gateway's handshake may take for the `ask` check.
+const GATEWAY_TIMEOUT: Duration = Duration::from_secs(15);
 /// The round-trip prompt: short, and answerable by any model.
 const ROUND_TRIP_PROMPT: &str = "Reply with the single word: pong";
 /// The tools the memory server must offer.
@@ -96,7 +99,7 @@ async fn checks(global: &GlobalArgs, args: &ValidateArgs) -> Vec<Check> {
     )];
     let (policy_check, loaded) = policy(&config);
     checks.push(policy_check);
-    checks.push(ask_routes(loaded.as_ref()));
+    checks.push(ask_routes(loaded.as_ref(), &config).await);
     checks.push(audit(&config).await);
     let cli = cli(&config).await;
     let found = cli.status == Status::Pass;
@@ -151,25 +154,59 @@ fn policy(config: &Config) -> (Check, Option<Policy>) {
     }
 }
 
-/// Where the policy's `ask` rules can reach a person from here.
-fn ask_routes(policy: Option<&Policy>) -> Check {
+/// Where the policy's `ask` rules can reach a person from here: the calling client (which only
+/// a call can tell) and OpenClaw's approval flow (the gateway is connected to, and must grant
+/// `operator.approvals`).
+async fn ask_routes(policy: Option<&Policy>, config: &Config) -> Check {
+    const CLIENT: &str = "the calling MCP client when it declares elicitation \
+                          (elicitation/create on MCP 2025-xx, input_required on 2026-07-28)";
     let Some(policy) = policy else {
         return Check::fail("ask", "the policy file is invalid", "see policy above");
     };
-    match policy.ask_via() {
-        AskVia::Auto | AskVia::Client => Check::pass(
+    let via = policy.ask_via();
+    if via == AskVia::Deny {
+        return Check::pass("ask", "ask_via = \"deny\": a rule that says ask denies");
+    }
+    if via == AskVia::Client {
+        return Check::pass(
             "ask",
-            "a rule that says ask is put to the calling MCP client: elicitation/create on MCP \
-             2025-xx, input_required on 2026-07-28 (delegate tools); headless clients, OpenClaw \
-             and clients without elicitation cannot be asked, so there it denies",
-        ),
-        AskVia::Deny => Check::pass("ask", "ask_via = \"deny\": a rule that says ask denies"),
-        AskVia::Openclaw => Check::fail(
+            format!("ask_via = \"client\": {CLIENT}; otherwise a rule that says ask denies"),
+        );
+    }
+    let openclaw = match OpenclawApprover::start(config) {
+        None => Err("not configured (set OPENCLAW_GATEWAY_TOKEN)".to_owned()),
+        Some(approver) => {
+            let checked = approver.check(GATEWAY_TIMEOUT).await;
+            approver.shutdown().await;
+            checked
+        }
+    };
+    let configured = config.gateway.token.is_some();
+    match (via, openclaw) {
+        (AskVia::Openclaw | AskVia::Auto, Ok(scopes)) => Check::pass(
             "ask",
-            "ask_via = \"openclaw\", but OpenClaw's approval flow is not available to the \
-             bridge yet, so every ask is denied",
-            "set ask_via = \"auto\" to ask through the calling MCP client",
+            format!(
+                "{}OpenClaw's approval flow (the gateway granted {}; someone must have the \
+                 Control UI or `openclaw tui` open, or the question is denied at once)",
+                if via == AskVia::Auto {
+                    format!("{CLIENT}, else ")
+                } else {
+                    String::new()
+                },
+                scopes.join(", ")
+            ),
         ),
+        (AskVia::Auto, Err(why)) if !configured => Check::pass(
+            "ask",
+            format!("{CLIENT}; OpenClaw's approval flow: {why}; otherwise it denies"),
+        ),
+        (_, Err(why)) => Check::fail(
+            "ask",
+            format!("OpenClaw's approval flow cannot be used: {why}"),
+            "start the gateway (`openclaw gateway run`) and set OPENCLAW_GATEWAY_TOKEN to its \
+             token (and OPENCLAW_HOST/OPENCLAW_PORT if it is not on 127.0.0.1:18789)",
+        ),
+        (AskVia::Deny | AskVia::Client, Ok(_)) => Check::pass("ask", "no OpenClaw route used"),
     }
 }
 
