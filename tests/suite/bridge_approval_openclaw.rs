@@ -35,14 +35,14 @@ const MARKERS: [&str; 6] = [
 
 /// What the reviewer does with the next request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(super) enum Mode {
     Allow,
     Deny,
     Passive,
 }
 
 /// A reviewer connected as the Control UI is; it records every request it sees.
-struct Reviewer {
+pub(super) struct Reviewer {
     gateway: Gateway,
     mode: Arc<Mutex<Mode>>,
     seen: Arc<Mutex<Vec<Value>>>,
@@ -50,7 +50,7 @@ struct Reviewer {
 }
 
 impl Reviewer {
-    async fn connect(port: u16, state_dir: &std::path::Path) -> anyhow::Result<Self> {
+    pub(super) async fn connect(port: u16, state_dir: &std::path::Path) -> anyhow::Result<Self> {
         let gateway = Gateway::start(GatewaySettings {
             host: "127.0.0.1".to_owned(),
             port,
@@ -105,13 +105,13 @@ impl Reviewer {
         Ok(reviewer)
     }
 
-    fn set(&self, mode: Mode) {
+    pub(super) fn set(&self, mode: Mode) {
         if let Ok(mut m) = self.mode.lock() {
             *m = mode;
         }
     }
 
-    fn seen(&self) -> Vec<Value> {
+    pub(super) fn seen(&self) -> Vec<Value> {
         self.seen.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
@@ -137,7 +137,7 @@ impl Reviewer {
             .await?)
     }
 
-    async fn close(self) {
+    pub(super) async fn close(self) {
         self.stop.cancel();
         self.gateway.shutdown().await;
     }

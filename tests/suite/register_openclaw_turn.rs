@@ -41,7 +41,7 @@ pub(super) async fn register(home: &Path, client: &str) -> anyhow::Result<()> {
 /// Registers both servers with OpenClaw in `home`, with `bridge_env` (the user's own setting,
 /// which register keeps) on the bridge's entry and a provider for the scripted `model`; then
 /// runs one agent turn with `message` and returns OpenClaw's output.
-async fn register_and_run_turn(
+pub(super) async fn register_and_run_turn(
     home: &Path,
     model: &ModelServer,
     bridge_env: Value,
@@ -234,5 +234,106 @@ async fn an_openclaw_agent_turn_delegates_to_copilot_which_consults_openclaws_me
     .await?;
     assert!(output.status.success(), "{output:?}");
     assert_eq!(std::fs::read_to_string(&target)?, format!("{FACT}\n"));
+    Ok(())
+}
+
+/// The whole loop with a person in it: a real OpenClaw agent turn calls `copilot_code_task`;
+/// the policy marks `bash` as `ask`; OpenClaw's MCP client cannot be asked, so the bridge asks
+/// through a real OpenClaw gateway, where a reviewer (connected as the Control UI is) allows
+/// it; the command's edit lands and the result reaches OpenClaw's model within the request
+/// timeout `register openclaw` set. (The gateway runs from its own OpenClaw home: the agent
+/// turn's home has its config rewritten by each registration.)
+#[tokio::test(flavor = "multi_thread")]
+async fn an_openclaw_agent_turn_waits_for_a_reviewer_through_openclaws_approvals()
+-> anyhow::Result<()> {
+    use bridge_test_support::{GATEWAY_TOKEN, OpenclawGateway, free_port};
+
+    use super::bridge_approval_openclaw::{Mode, Reviewer};
+
+    const TASK: &str = "COPILOT-ASK-2d9e";
+    const WRITTEN: &str = "approved-by-a-reviewer";
+    let _slot = OpenclawGateway::slot().await;
+    let gateway_home = TempDir::new()?;
+    let port = free_port()?;
+    OpenclawGateway::onboard(gateway_home.path(), port)?;
+    let gateway = OpenclawGateway::start(gateway_home.path(), port)?;
+    let reviewer = Reviewer::connect(port, &gateway_home.path().join("reviewer")).await?;
+    reviewer.set(Mode::Allow);
+
+    let home = TempDir::new()?;
+    let project = home.path().join("project");
+    std::fs::create_dir_all(&project)?;
+    let policy = home.path().join("ask-policy.toml");
+    std::fs::write(&policy, "ask_tools = [\"bash\"]\n")?;
+    let target = project.join("reviewed.txt");
+    let model = ModelServer::start().await?;
+    model.push(Reply::tool_call(
+        "tool_call",
+        json!({"id": "copilot-bridge__copilot_code_task",
+               "args": {"prompt": format!("{TASK}: record the approval in reviewed.txt")}}),
+    ));
+    model.push(Reply::text(ANSWER));
+    model.script(
+        TASK,
+        [
+            Reply::tool_call(
+                "bash",
+                json!({"command": format!("echo {WRITTEN} > {}", target.display()),
+                       "description": "write reviewed.txt", "mode": "sync",
+                       "initial_wait": 10}),
+            ),
+            Reply::text("Wrote reviewed.txt."),
+        ],
+    );
+    let bridge_env = json!({
+        "COPILOT_BRIDGE_WORKSPACE": project,
+        "COPILOT_BRIDGE_POLICY_FILE": policy,
+        "COPILOT_CLI_PATH": copilot_cli(),
+        "COPILOT_HOME": home.path().join(".copilot"),
+        "COPILOT_PROVIDER_BASE_URL": model.base_url(),
+        "COPILOT_PROVIDER_API_KEY": BYOK_API_KEY,
+        "COPILOT_MODEL": MODEL_ID,
+        "COPILOT_OFFLINE": "true",
+        "OPENCLAW_GATEWAY_TOKEN": GATEWAY_TOKEN,
+        "OPENCLAW_PORT": port.to_string(),
+    });
+    let output = register_and_run_turn(
+        home.path(),
+        &model,
+        bridge_env,
+        "Have Copilot record the approval.",
+    )
+    .await?;
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap_or_default().trim(),
+        WRITTEN,
+        "the approved command did not run; OpenClaw said: {said}"
+    );
+    let seen = reviewer.seen();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].to_string().contains("reviewed.txt"), "{seen:?}");
+    let openclaw_requests: Vec<RecordedRequest> = model
+        .chat_requests("")
+        .into_iter()
+        .filter(|r| r.last_user_text().is_none_or(|t| !t.contains(TASK)))
+        .collect();
+    assert_loop_closed(&output, &openclaw_requests, "Wrote reviewed.txt");
+    // OpenClaw's call timeout, as registered, bounded the wait for the reviewer.
+    let config: Value = serde_json::from_str(&std::fs::read_to_string(
+        home.path().join(".openclaw/openclaw.json"),
+    )?)?;
+    assert!(
+        config["mcp"]["servers"]["copilot-bridge"]["requestTimeoutMs"]
+            .as_u64()
+            .is_some_and(|ms| ms >= 60_000),
+        "{config}"
+    );
+    reviewer.close().await;
+    drop(gateway);
     Ok(())
 }
