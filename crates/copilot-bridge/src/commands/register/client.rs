@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bridge_core::config::EnvLayer;
+use bridge_core::config::{EnvLayer, MAX_APPROVAL_TIMEOUT_MS};
 use serde_json::json;
 
 use super::json_doc::Entry;
@@ -18,6 +18,8 @@ pub const MEMORY: &str = "openclaw-memory";
 /// OpenClaw) would cut them off; progress notifications extend no client's limit. 30 minutes
 /// still ends a call that hangs.
 pub const CALL_TIMEOUT_SECS: u64 = 30 * 60;
+/// The setting of how long a reviewer has for an approval asked through OpenClaw.
+const APPROVAL_TIMEOUT_ENV: &str = "COPILOT_BRIDGE_APPROVAL_TIMEOUT_MS";
 
 /// An MCP client whose configuration `register` edits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -152,12 +154,18 @@ impl Client {
             ]
         };
         match self {
-            // The same fields `openclaw mcp add --command … --timeout …` writes, so either way
-            // of registering reads back as in sync.
+            // The same fields `openclaw mcp add --command … --timeout … --env …` writes, so
+            // either way of registering reads back as in sync. The call timeout is raised from
+            // OpenClaw's 60 s, and with it the time a reviewer has for an approval asked
+            // through OpenClaw (as a default: a value the user set is kept).
             Self::Openclaw => json(pair(
                 vec![
                     ("command", json!(bridge)),
                     ("requestTimeoutMs", json!(CALL_TIMEOUT_SECS * 1000)),
+                    (
+                        "env",
+                        json!({APPROVAL_TIMEOUT_ENV: MAX_APPROVAL_TIMEOUT_MS.to_string()}),
+                    ),
                 ],
                 vec![("command", json!(memory))],
             )),

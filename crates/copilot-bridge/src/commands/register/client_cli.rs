@@ -74,6 +74,15 @@ impl Cli {
                 {
                     args.extend(words(&["--timeout", &(ms / 1000).to_string()]));
                 }
+                let env = entry.fields.iter().find(|(k, _)| *k == "env");
+                if let Some((_, Value::Object(env))) = env {
+                    for (key, value) in env {
+                        let value = value
+                            .as_str()
+                            .map_or_else(|| value.to_string(), str::to_owned);
+                        args.extend(words(&["--env", &format!("{key}={value}")]));
+                    }
+                }
                 vec![args]
             }
             Self::Claude => vec![claude_add(entry.name, &new_entry(entry))],

@@ -11,7 +11,9 @@ use serde_json::Value;
 use super::file::EditError;
 
 /// One server entry we own: its name under the servers object and the fields we set. Fields
-/// of an existing entry that are not listed here (a user's `env`, `cwd`, …) are kept.
+/// of an existing entry that are not listed here (a user's `cwd`, …) are kept. An object field
+/// (`env`) holds defaults: its keys are added when missing, and a value the user already set
+/// for one of them, like every other key of theirs, is kept.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     /// The key under the servers object (`copilot-bridge`, `openclaw-memory`).
@@ -120,17 +122,28 @@ pub fn entries(
 
 /// Whether the existing entry `current` already has every field of `entry`.
 pub fn in_sync(current: &Value, entry: &Entry) -> bool {
-    entry
-        .fields
-        .iter()
-        .all(|(field, want)| current.get(field) == Some(want))
+    entry.fields.iter().all(|(field, want)| match want {
+        Value::Object(defaults) => defaults
+            .keys()
+            .all(|key| current.get(field).and_then(|have| have.get(key)).is_some()),
+        _ => current.get(field) == Some(want),
+    })
 }
 
 /// `current` with `entry`'s fields set (the user's other fields kept).
 pub fn merged(current: &Value, entry: &Entry) -> Value {
     let mut map = current.as_object().cloned().unwrap_or_default();
     for (field, want) in &entry.fields {
-        map.insert((*field).to_owned(), want.clone());
+        match (want, map.get_mut(*field)) {
+            (Value::Object(defaults), Some(Value::Object(have))) => {
+                for (key, value) in defaults {
+                    have.entry(key.clone()).or_insert_with(|| value.clone());
+                }
+            }
+            _ => {
+                map.insert((*field).to_owned(), want.clone());
+            }
+        }
     }
     Value::Object(map)
 }
@@ -174,13 +187,27 @@ pub fn upsert(
         match (existing, object) {
             (Some(_), Some(object)) => {
                 for (field, want) in &entry.fields {
-                    match object.get(field) {
-                        Some(prop) if prop.to_serde_value().as_ref() == Some(want) => {}
-                        Some(prop) => {
+                    let have = object.get(field);
+                    let have_object = have
+                        .as_ref()
+                        .and_then(jsonc_parser::cst::CstObjectProp::value)
+                        .and_then(|v| v.as_object());
+                    match (have, want) {
+                        (Some(_), Value::Object(defaults)) if have_object.is_some() => {
+                            let Some(have) = have_object else { continue };
+                            for (key, value) in defaults {
+                                if have.get(key).is_none() {
+                                    have.append(key, input(value));
+                                    changed = true;
+                                }
+                            }
+                        }
+                        (Some(prop), _) if prop.to_serde_value().as_ref() == Some(want) => {}
+                        (Some(prop), _) => {
                             prop.set_value(input(want));
                             changed = true;
                         }
-                        None => {
+                        (None, _) => {
                             object.append(field, input(want));
                             changed = true;
                         }
@@ -316,6 +343,39 @@ mod tests {
         );
         let removed = text(remove(path, Some(&added), &["servers"], &NAMES)?);
         assert_eq!(removed, JSONC);
+        Ok(())
+    }
+
+    #[test]
+    fn an_env_field_adds_its_defaults_and_keeps_the_users_keys_and_values() -> anyhow::Result<()> {
+        let path = Path::new("openclaw.json");
+        let entry = Entry {
+            name: "copilot-bridge",
+            fields: vec![
+                ("command", json!("/b")),
+                ("env", json!({"A_TIMEOUT": "600000", "B": "ours"})),
+            ],
+        };
+        let original = r#"{ "mcp": { "servers": { "copilot-bridge": {
+            "command": "/old", "env": { "B": "theirs", "C": "kept" } } } } }"#;
+        let added = text(upsert(
+            path,
+            Some(original),
+            &["mcp", "servers"],
+            std::slice::from_ref(&entry),
+        )?);
+        let now = &entries(path, Some(&added), &["mcp", "servers"])?["copilot-bridge"];
+        assert_eq!(
+            now["env"],
+            json!({"B": "theirs", "C": "kept", "A_TIMEOUT": "600000"})
+        );
+        assert_eq!(now["command"], "/b");
+        assert!(in_sync(now, &entry));
+        assert_eq!(merged(now, &entry), now.clone());
+        assert_eq!(
+            upsert(path, Some(&added), &["mcp", "servers"], &[entry])?,
+            Edited::Unchanged
+        );
         Ok(())
     }
 
