@@ -100,6 +100,13 @@ fn openclaw_servers(home: &Path, path: &OsString) -> anyhow::Result<Value> {
     json_after_chatter(&ok(&openclaw(), &["mcp", "list", "--json"], home, path)?)
 }
 
+/// The bridge's OpenClaw entry as `register openclaw` writes it: a 30-minute call timeout, and
+/// the 10 minutes a reviewer has for an approval within it.
+fn registered_bridge() -> Value {
+    json!({"command": command_of("copilot-bridge"), "requestTimeoutMs": 1_800_000,
+           "env": {"COPILOT_BRIDGE_APPROVAL_TIMEOUT_MS": "600000"}})
+}
+
 fn command_of(name: &str) -> String {
     binary_path(name).display().to_string()
 }
@@ -130,8 +137,7 @@ fn register_openclaw_through_its_cli_is_probed_idempotent_and_undone() -> anyhow
     );
 
     let mut expected = others.clone();
-    expected["copilot-bridge"] =
-        json!({"command": command_of("copilot-bridge"), "requestTimeoutMs": 1_800_000});
+    expected["copilot-bridge"] = registered_bridge();
     expected["openclaw-memory"] = json!({"command": command_of("openclaw-memory")});
     assert_eq!(openclaw_servers(home, &path)?, expected);
     for (server, tools) in [
@@ -199,7 +205,7 @@ fn register_openclaw_without_its_cli_edits_json5_in_place() -> anyhow::Result<()
         openclaw_servers(home, &with_cli)?,
         json!({
             "other": {"command": "/bin/cat"},
-            "copilot-bridge": {"command": command_of("copilot-bridge"), "requestTimeoutMs": 1_800_000},
+            "copilot-bridge": registered_bridge(),
             "openclaw-memory": {"command": command_of("openclaw-memory")},
         })
     );
