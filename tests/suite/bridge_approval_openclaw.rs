@@ -381,6 +381,31 @@ fn audited_questions(bed: &CopilotBed) -> anyhow::Result<Vec<Value>> {
     Ok(questions)
 }
 
+/// `copilot-bridge validate`'s `ask` check against the gateway on `port` with `token`.
+fn validate_ask(
+    bed: &CopilotBed,
+    port: u16,
+    token: &str,
+    policy: &std::path::Path,
+) -> anyhow::Result<Value> {
+    let output = std::process::Command::new(binary_path("copilot-bridge"))
+        .args(["validate", "--json"])
+        .env_clear()
+        .env("HOME", bed.home())
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("OPENCLAW_GATEWAY_TOKEN", token)
+        .env("OPENCLAW_PORT", port.to_string())
+        .env("COPILOT_BRIDGE_POLICY_FILE", policy)
+        .env("COPILOT_CLI_PATH", "/nonexistent/copilot")
+        .current_dir(bed.home())
+        .output()?;
+    let report: Value = serde_json::from_slice(&output.stdout)?;
+    Ok(report["checks"]
+        .as_array()
+        .and_then(|checks| checks.iter().find(|c| c["name"] == "ask").cloned())
+        .unwrap_or_default())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn ask_goes_through_openclaw_approvals_with_a_real_gateway() -> anyhow::Result<()> {
     let _slot = OpenclawGateway::slot().await;
@@ -392,6 +417,18 @@ async fn ask_goes_through_openclaw_approvals_with_a_real_gateway() -> anyhow::Re
     let policy = bed.home().join("ask-policy.toml");
     std::fs::write(&policy, "ask_tools = [\"bash\"]\n")?;
     script_turns(&bed);
+
+    // validate names the routes: the gateway grants operator.approvals to its own token.
+    let check = validate_ask(&bed, port, GATEWAY_TOKEN, &policy)?;
+    assert_eq!(check["status"], "pass", "{check}");
+    assert!(
+        check["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("operator.approvals")),
+        "{check}"
+    );
+    let check = validate_ask(&bed, port, "wrong-token-0000", &policy)?;
+    assert_eq!(check["status"], "fail", "{check}");
     let mut timings: Vec<(&str, Duration)> = Vec::new();
     let mut mcp = spawn_bridge(&bed, port, &policy, 60_000)?;
     mcp.initialize().await?;
