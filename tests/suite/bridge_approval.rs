@@ -90,7 +90,7 @@ async fn ask_goes_to_the_calling_client_through_elicitation() -> anyhow::Result<
 fn spawn_asking_bridge(bed: &CopilotBed) -> anyhow::Result<bridge_test_support::McpProcess> {
     let policy = bed.home().join("ask-policy.toml");
     std::fs::write(&policy, "ask_tools = [\"bash\"]\n")?;
-    for marker in ["MRTR-YES", "MRTR-DECLINE"] {
+    for marker in ["MRTR-YES", "MRTR-DECLINE", "MRTR-ORCH"] {
         let file = bed
             .workspace()
             .join(format!("{}.txt", marker.to_lowercase()));
@@ -121,6 +121,11 @@ fn spawn_asking_bridge(bed: &CopilotBed) -> anyhow::Result<bridge_test_support::
         &env,
     )?;
     Ok(mcp)
+}
+
+/// An accepting answer to the one question of an `input_required` result.
+fn yes_answer() -> Value {
+    json!({"approve": {"action": "accept", "content": {"approve": true}}})
 }
 
 /// MCP 2026-07-28 (the way Claude Code and the Copilot CLI talk to our servers): no
@@ -154,7 +159,7 @@ async fn ask_reaches_a_2026_client_as_input_required_and_resumes_on_retry() -> a
         .await?;
         tokio::time::timeout(TASK, mcp.response_to(&json!(next))).await?
     };
-    let yes = json!({"approve": {"action": "accept", "content": {"approve": true}}});
+    let yes = yes_answer();
 
     let arguments = json!({"prompt": "please MRTR-YES"});
     let asked = call(arguments.clone(), None).await?;
@@ -223,6 +228,59 @@ async fn ask_reaches_a_2026_client_as_input_required_and_resumes_on_retry() -> a
         "{declined}"
     );
     assert!(!bed.workspace().join("mrtr-decline.txt").exists());
+
+    assert_eq!(mcp.shutdown().await?, Some(0));
+    Ok(())
+}
+
+/// A `tools/call` of `tool` the way a 2026-07-28 client sends it (capabilities in `_meta`),
+/// optionally a retry with `requestState` and `inputResponses`; returns the response.
+async fn call_2026(
+    mcp: &mut bridge_test_support::McpProcess,
+    id: u64,
+    tool: &str,
+    arguments: &Value,
+    retry: Option<(String, Value)>,
+) -> anyhow::Result<Value> {
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-2026", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
+    });
+    let mut params = json!({"name": tool, "arguments": arguments, "_meta": meta});
+    if let Some((state, responses)) = retry {
+        params["requestState"] = json!(state);
+        params["inputResponses"] = responses;
+    }
+    mcp.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
+        .await?;
+    tokio::time::timeout(TASK, mcp.response_to(&json!(id))).await?
+}
+
+/// `copilot_orchestrate` asks a 2026-07-28 client the same way: its sub-task's turn waits for
+/// the retry that answers, then the orchestration finishes.
+#[tokio::test]
+async fn orchestrate_asks_a_2026_client_as_input_required_too() -> anyhow::Result<()> {
+    let bed = CopilotBed::start().await?;
+    let mut mcp = spawn_asking_bridge(&bed)?;
+    let arguments = json!({"task": "one step that asks",
+                           "plan": {"tasks": [{"id": "a", "description": "please MRTR-ORCH"}]}});
+    let asked = call_2026(&mut mcp, 1, "copilot_orchestrate", &arguments, None).await?;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let state = asked["result"]["requestState"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(!bed.workspace().join("mrtr-orch.txt").exists());
+    let retry = Some((state, yes_answer()));
+    let done = call_2026(&mut mcp, 2, "copilot_orchestrate", &arguments, retry).await?;
+    assert!(
+        done["result"]["structuredContent"]
+            .to_string()
+            .contains("1/1 tasks succeeded"),
+        "{done}"
+    );
+    assert!(bed.workspace().join("mrtr-orch.txt").exists(), "{done}");
     assert_eq!(mcp.shutdown().await?, Some(0));
     Ok(())
 }

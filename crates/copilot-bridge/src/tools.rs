@@ -7,5 +7,7 @@ pub(crate) mod code;
 pub(crate) mod files;
 /// `copilot_orchestrate`.
 pub(crate) mod orchestrate;
+/// Tools that may ask a person, in rounds for MCP 2026-07-28 clients.
+pub(crate) mod rounds;
 /// `copilot_session_start`, `_query`, `_live`, `_stop`, `_list`.
 pub(crate) mod session;

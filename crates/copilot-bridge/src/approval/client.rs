@@ -45,7 +45,8 @@ impl ClientAsker {
             if peer.peer_info().is_none() {
                 format!(
                     "{why}; such clients are asked through input_required results on \
-                     copilot_code_task, copilot_code and copilot_code_verbose only"
+                     copilot_code_task, copilot_code, copilot_code_verbose and \
+                     copilot_orchestrate only"
                 )
             } else {
                 why

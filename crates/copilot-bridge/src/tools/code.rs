@@ -17,11 +17,12 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::{StopReason, ToolCall, Usage};
-use crate::approval::{ClientAsker, Round, RunningCall};
+use crate::approval::ClientAsker;
 use crate::runner::{
     DirAccess, ProgressSink, RunError, Step, TaskRequest, TurnReport, progress_message,
 };
 use crate::server::BridgeServer;
+use crate::tools::rounds::Retry;
 
 /// Longest task accepted, in characters: the original design's content limit.
 pub const MAX_PROMPT_CHARS: usize = 500_000;
@@ -412,29 +413,8 @@ impl BridgeServer {
     }
 }
 
-/// What a multi round-trip retry carries.
-#[derive(Debug)]
-pub struct Retry {
-    state: Option<String>,
-    responses: Option<rmcp::model::InputResponses>,
-}
-
-/// Whether this call asks through `input_required` results: MCP 2026-07-28 or later, with
-/// elicitation declared in the request's capabilities.
-fn asks_by_input_required(context: &RequestContext<RoleServer>) -> bool {
-    let modern = context
-        .protocol_version()
-        .is_some_and(|version| version.as_str() >= "2026-07-28");
-    let elicits = context
-        .client_capabilities()
-        .is_some_and(|capabilities| capabilities.elicitation.is_some());
-    modern && elicits
-}
-
 impl BridgeServer {
-    /// One round of a delegate tool: a fresh call, or a retry that answers the question the
-    /// call paused on (MCP 2026-07-28). Clients that can be asked the classic way, or not at
-    /// all, get the task run straight through.
+    /// One round of a delegate tool (see [`BridgeServer::in_rounds`]).
     async fn delegate_rounds(
         &self,
         tool: &'static str,
@@ -446,51 +426,26 @@ impl BridgeServer {
         let arguments = serde_json::to_value(&args).map_err(|e| {
             ErrorData::internal_error(format!("cannot encode the arguments: {e}"), None)
         })?;
-        let call = if let Some(state) = retry.state {
-            match self
-                .paused()
-                .resume(tool, &arguments, &state, retry.responses.as_ref())
-            {
-                Ok(call) => call,
-                Err(err) => return ToolError::model(&err).into_call_tool_result(),
-            }
-        } else if asks_by_input_required(&context) {
-            let server = self.clone();
-            RunningCall::spawn(move |questions, cancel| async move {
-                let asker = Some(ClientAsker::Relay(questions));
+        let server = self.clone();
+        self.in_rounds(
+            tool,
+            &arguments,
+            &context,
+            retry,
+            move |asking| async move {
                 server
-                    .delegate_with(args, None, asker, cancel, verbose)
+                    .delegate_with(
+                        args,
+                        asking.progress,
+                        Some(asking.asker),
+                        asking.cancel,
+                        verbose,
+                    )
                     .await
                     .into_call_tool_result()
-            })
-        } else {
-            return self
-                .delegate(args, &context, verbose)
-                .await
-                .into_call_tool_result();
-        };
-        match self
-            .paused()
-            .drive(call, tool, &arguments, &context.ct)
-            .await
-        {
-            Round::Done(result) => result,
-            Round::Ask(question) => Ok(CallToolResponse::InputRequired(question)),
-            Round::Gone => ToolError::Model("the call was cancelled while it waited".into())
-                .into_call_tool_result(),
-        }
-    }
-
-    async fn delegate(
-        &self,
-        args: CodeTaskArgs,
-        context: &RequestContext<RoleServer>,
-        verbose: bool,
-    ) -> Result<Answer<TaskResult>, ToolError> {
-        let progress = ProgressSink::for_request(context);
-        let asker = Some(ClientAsker::from_context(context));
-        self.delegate_with(args, progress, asker, context.ct.clone(), verbose)
-            .await
+            },
+        )
+        .await
     }
 
     async fn delegate_with(

@@ -15,9 +15,11 @@ use bridge_core::orchestrator::{
 };
 use bridge_core::redact::truncate;
 use bridge_mcp::{Answer, ToolError};
+use rmcp::handler::server::tool::{InputResponses, IntoCallToolResult, RequestState};
 use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResponse;
 use rmcp::service::RequestContext;
-use rmcp::{RoleServer, tool};
+use rmcp::{ErrorData, RoleServer, tool};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -27,13 +29,14 @@ use crate::approval::ClientAsker;
 use crate::runner::{DirAccess, HEARTBEAT, ProgressSink, TaskRequest, forward};
 use crate::server::BridgeServer;
 use crate::tools::code::{TaskResult, check_task_text};
+use crate::tools::rounds::Retry;
 
 /// Characters of a sub-task's answer kept as its summary (what dependents get to read, and
 /// what the report shows).
 const SUMMARY_CHARS: usize = 1_500;
 
 /// Arguments of `copilot_orchestrate`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OrchestrateArgs {
     /// The whole task, e.g. "add a REST endpoint for users with tests and docs". Copilot
@@ -274,14 +277,29 @@ impl BridgeServer {
         &self,
         Parameters(args): Parameters<OrchestrateArgs>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Answer<OrchestrateResult>, ToolError> {
-        let progress = ProgressSink::for_request(&context);
-        let asker = Some(ClientAsker::from_context(&context));
-        let result = self
-            .orchestrate(args, progress, asker, context.ct.clone())
-            .await?;
-        let text = render(&result, self.config().output_limit_bytes);
-        Ok(Answer::new(text, result))
+        RequestState(state): RequestState,
+        InputResponses(responses): InputResponses,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = serde_json::to_value(&args).map_err(|e| {
+            ErrorData::internal_error(format!("cannot encode the arguments: {e}"), None)
+        })?;
+        let server = self.clone();
+        let retry = Retry { state, responses };
+        self.in_rounds(
+            "copilot_orchestrate",
+            &arguments,
+            &context,
+            retry,
+            move |asking| async move {
+                let limit = server.config().output_limit_bytes;
+                server
+                    .orchestrate(args, asking.progress, Some(asking.asker), asking.cancel)
+                    .await
+                    .map(|result| Answer::new(render(&result, limit), result))
+                    .into_call_tool_result()
+            },
+        )
+        .await
     }
 }
 
