@@ -89,7 +89,7 @@ async fn ask_goes_to_the_calling_client_through_elicitation() -> anyhow::Result<
 /// initialized), and the scripted MRTR-YES / MRTR-DECLINE turns.
 fn spawn_asking_bridge(bed: &CopilotBed) -> anyhow::Result<bridge_test_support::McpProcess> {
     let policy = bed.home().join("ask-policy.toml");
-    std::fs::write(&policy, "ask_tools = [\"bash\"]\n")?;
+    std::fs::write(&policy, "ask_tools = [\"bash\", \"copilot_create_file\"]\n")?;
     for marker in ["MRTR-YES", "MRTR-DECLINE", "MRTR-ORCH"] {
         let file = bed
             .workspace()
@@ -281,6 +281,76 @@ async fn orchestrate_asks_a_2026_client_as_input_required_too() -> anyhow::Resul
         "{done}"
     );
     assert!(bed.workspace().join("mrtr-orch.txt").exists(), "{done}");
+    assert_eq!(mcp.shutdown().await?, Some(0));
+    Ok(())
+}
+
+/// The servers' own tools ask a 2026-07-28 client the same way, before the call runs: the
+/// retry that accepts runs it once; a declining, tampered or replayed retry runs nothing.
+#[tokio::test]
+async fn own_tools_ask_a_2026_client_as_input_required() -> anyhow::Result<()> {
+    let bed = CopilotBed::start().await?;
+    let mut mcp = spawn_asking_bridge(&bed)?;
+    let file = |name: &str| bed.workspace().join(name);
+    let create = |name: &str| json!({"path": name, "content": "asked first\n"});
+    let state_of = |response: &Value| {
+        response["result"]["requestState"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+
+    let asked = call_2026(&mut mcp, 1, "copilot_create_file", &create("yes.txt"), None).await?;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    assert!(
+        asked["result"]["inputRequests"]["approve"]["params"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("copilot_create_file")),
+        "{asked}"
+    );
+    let state = state_of(&asked);
+    let mut tampered = state.clone();
+    let last = tampered.pop().unwrap_or('A');
+    tampered.push(if last == 'A' { 'B' } else { 'A' });
+    let refused = call_2026(
+        &mut mcp,
+        2,
+        "copilot_create_file",
+        &create("yes.txt"),
+        Some((tampered, yes_answer())),
+    )
+    .await?;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(!file("yes.txt").exists());
+    let retry = Some((state.clone(), yes_answer()));
+    let done = call_2026(
+        &mut mcp,
+        3,
+        "copilot_create_file",
+        &create("yes.txt"),
+        retry,
+    )
+    .await?;
+    assert_ne!(done["result"]["isError"], true, "{done}");
+    assert_eq!(std::fs::read_to_string(file("yes.txt"))?, "asked first\n");
+    let retry = Some((state, yes_answer()));
+    let replay = call_2026(
+        &mut mcp,
+        4,
+        "copilot_create_file",
+        &create("again.txt"),
+        retry,
+    )
+    .await?;
+    assert_eq!(replay["result"]["isError"], true, "{replay}");
+    assert!(!file("again.txt").exists());
+
+    let asked = call_2026(&mut mcp, 5, "copilot_create_file", &create("no.txt"), None).await?;
+    let retry = Some((state_of(&asked), json!({"approve": {"action": "decline"}})));
+    let declined = call_2026(&mut mcp, 6, "copilot_create_file", &create("no.txt"), retry).await?;
+    assert_eq!(declined["result"]["isError"], true, "{declined}");
+    assert!(declined.to_string().contains("declined"), "{declined}");
+    assert!(!file("no.txt").exists());
     assert_eq!(mcp.shutdown().await?, Some(0));
     Ok(())
 }

@@ -25,7 +25,11 @@ use tokio_util::task::TaskTracker;
 
 use crate::ask_route::{self, Approver, Question, Route};
 use crate::confirm;
+use crate::sealed::{self, OwnQuestions};
 use crate::tool_table::{CallShape, ToolTable};
+
+/// How long a client has to answer a question about a call (MCP 2026-07-28 rounds).
+const QUESTION_TTL: Duration = Duration::from_mins(2);
 
 /// The settings of an [`Envelope`].
 #[derive(Debug, Clone)]
@@ -55,6 +59,8 @@ pub struct Envelope {
     closing: CancellationToken,
     /// Who is asked outside the MCP client when the policy says `ask`.
     approver: Option<Arc<dyn Approver>>,
+    /// Questions about calls put to MCP 2026-07-28 clients as `input_required` results.
+    questions: OwnQuestions,
 }
 
 /// Why a server's envelope could not be set up at start.
@@ -76,6 +82,16 @@ pub enum SetupError {
     },
 }
 
+/// What asking a person about a call came to.
+enum Confirmed {
+    /// An explicit yes: run the call at this depth.
+    Yes(u32),
+    /// Anything else: refuse it.
+    No(Refusal, u32),
+    /// The question goes back to the client as an `input_required` result.
+    Asking(rmcp::model::InputRequiredResult),
+}
+
 /// A refusal before the tool ran, and the audit hook it is recorded under.
 struct Refusal {
     hook: Hook,
@@ -94,6 +110,7 @@ impl Envelope {
             calls: TaskTracker::new(),
             closing: CancellationToken::new(),
             approver: None,
+            questions: OwnQuestions::new(QUESTION_TTL),
         }
     }
 
@@ -222,8 +239,28 @@ impl Envelope {
 
         let admitted = match self.admit(&tool, &shape.describe(&arguments), &arguments) {
             Err((refusal, depth)) if refusal.ask.is_some() => {
-                self.confirm(&tool, &arguments, refusal, depth, &call.request_context)
+                // A retry that answers the envelope's own question (MCP 2026-07-28) carries
+                // its state; a state of the tool's own paused work stays for the tool.
+                let retry = match call.request_state.take() {
+                    Some(state) if OwnQuestions::claims(&state) => {
+                        Some((state, call.input_responses.take()))
+                    }
+                    other => {
+                        call.request_state = other;
+                        None
+                    }
+                };
+                let context = &call.request_context;
+                match self
+                    .confirm(&tool, &arguments, refusal, depth, context, retry)
                     .await
+                {
+                    Confirmed::Yes(depth) => Ok(depth),
+                    Confirmed::No(refusal, depth) => Err((refusal, depth)),
+                    Confirmed::Asking(question) => {
+                        return Ok(CallToolResponse::InputRequired(question));
+                    }
+                }
             }
             other => other,
         };
@@ -358,9 +395,10 @@ impl Envelope {
     }
 
     /// A call the policy wants a person to confirm: asks the calling client (MCP 2025-xx form
-    /// elicitation) or the approver outside it, as the policy's `ask_via` chooses. Only an
+    /// elicitation, or an `input_required` answer on 2026-07-28 whose retry carries the answer
+    /// in `retry`) or the approver outside it, as the policy's `ask_via` chooses. Only an
     /// explicit yes admits the call; the refusal says what happened otherwise. The question is
-    /// audited with its route and answer.
+    /// audited with its route and answer when it is answered.
     async fn confirm(
         &self,
         tool: &str,
@@ -368,13 +406,75 @@ impl Envelope {
         refusal: Refusal,
         depth: u32,
         context: &RequestContext<RoleServer>,
-    ) -> Result<u32, (Refusal, u32)> {
+        retry: Option<(String, Option<rmcp::model::InputResponses>)>,
+    ) -> Confirmed {
         let started = Instant::now();
         let reason = refusal.ask.clone().unwrap_or_default();
+        let question = self.question(tool, arguments, &reason);
+        let bound = Value::Object(arguments.clone());
+        let rounds = sealed::asks_by_input_required(context);
+        let (route_name, answer) = if let Some((state, responses)) = retry {
+            let answer = self
+                .questions
+                .answer(tool, &bound, &state, responses.as_ref())
+                .unwrap_or_else(|err| confirm::Confirmation::no(err.to_string()));
+            ("client", answer)
+        } else {
+            let client = if rounds {
+                Ok(())
+            } else {
+                confirm::why_not(&context.peer).map_or(Ok(()), Err)
+            };
+            let route = ask_route::choose(
+                self.settings.policy.ask_via(),
+                client,
+                self.approver.as_deref(),
+            )
+            .await;
+            let route_name = route.name();
+            let answer = match route {
+                Route::Client if rounds => {
+                    match self.questions.ask(tool, &bound, &question.message) {
+                        Ok(asking) => return Confirmed::Asking(asking),
+                        Err(err) => confirm::Confirmation::no(err),
+                    }
+                }
+                Route::Client => confirm::ask(&context.peer, &question.message).await,
+                Route::Outside(approver) => approver.ask(question).await,
+                Route::Nobody(why) => confirm::Confirmation::no(why),
+            };
+            (route_name, answer)
+        };
+        self.record(tool, Hook::Permission, depth, |e| {
+            e.decision = Some(if answer.allowed { "allow" } else { "deny" }.into());
+            e.reason = Some(format!("asked ({route_name}): {reason}; {}", answer.detail));
+            e.input = Some(Value::Object(ask_route::audit_facts(
+                route_name,
+                &answer.facts,
+            )));
+            e.elapsed_ms = Some(elapsed_ms(started));
+        })
+        .await;
+        if answer.allowed {
+            Confirmed::Yes(depth)
+        } else {
+            Confirmed::No(
+                Refusal {
+                    message: format!("{}; {}", refusal.message, answer.detail),
+                    ask: None,
+                    ..refusal
+                },
+                depth,
+            )
+        }
+    }
+
+    /// The question about a call of this server's own `tool`, redacted.
+    fn question(&self, tool: &str, arguments: &JsonObject, reason: &str) -> Question {
         let redactor = Redactor::shared();
         let server = self.settings.server;
         let shown = Value::Object(arguments.clone()).to_string();
-        let question = Question {
+        Question {
             title: format!("{server} wants to run its tool {tool}"),
             description: redactor.redact(&format!("{tool} {shown}")).into_owned(),
             detail: redactor
@@ -391,41 +491,6 @@ impl Envelope {
             warning: false,
             tool: tool.to_owned(),
             call_id: String::new(),
-        };
-        let client = confirm::why_not(&context.peer).map_or(Ok(()), Err);
-        let route = ask_route::choose(
-            self.settings.policy.ask_via(),
-            client,
-            self.approver.as_deref(),
-        )
-        .await;
-        let route_name = route.name();
-        let answer = match route {
-            Route::Client => confirm::ask(&context.peer, &question.message).await,
-            Route::Outside(approver) => approver.ask(question).await,
-            Route::Nobody(why) => confirm::Confirmation::no(why),
-        };
-        self.record(tool, Hook::Permission, depth, |e| {
-            e.decision = Some(if answer.allowed { "allow" } else { "deny" }.into());
-            e.reason = Some(format!("asked ({route_name}): {reason}; {}", answer.detail));
-            e.input = Some(Value::Object(ask_route::audit_facts(
-                route_name,
-                &answer.facts,
-            )));
-            e.elapsed_ms = Some(elapsed_ms(started));
-        })
-        .await;
-        if answer.allowed {
-            Ok(depth)
-        } else {
-            Err((
-                Refusal {
-                    message: format!("{}; {}", refusal.message, answer.detail),
-                    ask: None,
-                    ..refusal
-                },
-                depth,
-            ))
         }
     }
 

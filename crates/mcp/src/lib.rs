@@ -21,6 +21,8 @@ mod envelope;
 mod handler;
 /// Input schemas every MCP client accepts.
 mod schema;
+/// Questions asked of MCP 2026-07-28 clients as `input_required` results, with sealed states.
+pub mod sealed;
 /// Serving stdio until EOF or a signal, and the graceful shutdown after.
 mod serve;
 /// The error type of every tool.

@@ -11,20 +11,19 @@
 //! replayed, expired or mismatched state is refused, and nothing is run for it.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use bridge_core::sync::lock;
-use rmcp::model::{InputRequest, InputRequiredResult, RequestStateCodec, SealOptions};
-use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use bridge_mcp::sealed;
+use rmcp::model::{InputRequiredResult, RequestStateCodec, SealOptions};
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::Asked;
-use bridge_mcp::confirm::{self, schema};
+use bridge_mcp::confirm;
 
 use crate::approval::client::Question;
 
@@ -122,35 +121,11 @@ impl<T> std::fmt::Debug for PausedCalls<T> {
     }
 }
 
-fn random_hex(bytes: usize) -> String {
-    let mut buffer = vec![0_u8; bytes];
-    if getrandom::fill(&mut buffer).is_err() {
-        // No entropy source: a state nobody can guess cannot be made, so make one nobody can
-        // open (the key below fails the same way and every retry is refused).
-        tracing::error!("no random source; input_required states cannot be issued safely");
-    }
-    let mut hex = String::with_capacity(bytes * 2);
-    for byte in buffer {
-        let _ = write!(hex, "{byte:02x}");
-    }
-    hex
-}
-
-/// What a state is bound to: the tool and a digest of its arguments.
-fn binding(tool: &str, arguments: &Value) -> Vec<u8> {
-    let digest = Sha256::digest(arguments.to_string().as_bytes());
-    let mut bound = tool.as_bytes().to_vec();
-    bound.push(0);
-    bound.extend_from_slice(&digest);
-    bound
-}
-
 impl<T: Send + 'static> PausedCalls<T> {
     /// A table whose states expire after `ttl` (the time a person has to answer).
     pub(crate) fn new(ttl: Duration) -> Self {
-        let key = random_hex(32);
         Self {
-            codec: RequestStateCodec::new_unchecked(key.into_bytes()),
+            codec: sealed::fresh_codec(),
             ttl,
             calls: Mutex::new(HashMap::new()),
         }
@@ -192,22 +167,16 @@ impl<T: Send + 'static> PausedCalls<T> {
         tool: &str,
         arguments: &Value,
     ) -> Round<T> {
-        let nonce = random_hex(16);
-        let bound = binding(tool, arguments);
+        let nonce = sealed::random_hex(16);
+        let bound = sealed::binding(tool, arguments);
         let state = self.codec.seal_with(
             nonce.as_bytes(),
             &SealOptions::new().associated_data(&bound).ttl(self.ttl),
         );
-        let request = serde_json::from_value::<InputRequest>(json!({
-            "method": "elicitation/create",
-            "params": {"mode": "form", "message": question.message, "requestedSchema": schema()}
-        }));
-        let request = match request {
-            Ok(request) => request,
+        let requests = match sealed::question(&question.message) {
+            Ok(requests) => requests,
             Err(err) => {
-                let _ = question
-                    .answer
-                    .send(Asked::no(format!("the question could not be built: {err}")));
+                let _ = question.answer.send(Asked::no(err));
                 // The call goes on without its answer; wait for whatever comes next.
                 return Round::Ask(InputRequiredResult::from_request_state(state));
             }
@@ -220,7 +189,6 @@ impl<T: Send + 'static> PausedCalls<T> {
                 expires: Instant::now() + self.ttl,
             },
         );
-        let requests = BTreeMap::from([(QUESTION_KEY.to_owned(), request)]);
         Round::Ask(InputRequiredResult::new(Some(requests), Some(state)))
     }
 
@@ -233,7 +201,7 @@ impl<T: Send + 'static> PausedCalls<T> {
         state: &str,
         responses: Option<&BTreeMap<String, Value>>,
     ) -> Result<RunningCall<T>, ResumeError> {
-        let bound = binding(tool, arguments);
+        let bound = sealed::binding(tool, arguments);
         let nonce = self
             .codec
             .open_with(state, &bound)
@@ -276,6 +244,8 @@ impl<T: Send + 'static> PausedCalls<T> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn asking_call(table_answer: &'static str) -> RunningCall<String> {

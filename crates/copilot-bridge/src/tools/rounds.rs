@@ -6,7 +6,7 @@
 
 use std::future::Future;
 
-use bridge_mcp::ToolError;
+use bridge_mcp::{ToolError, sealed};
 use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::model::CallToolResponse;
 use rmcp::service::RequestContext;
@@ -38,18 +38,6 @@ pub struct Asking {
     pub cancel: CancellationToken,
 }
 
-/// Whether this call asks through `input_required` results: MCP 2026-07-28 or later, with
-/// elicitation declared in the request's capabilities.
-fn asks_by_input_required(context: &RequestContext<RoleServer>) -> bool {
-    let modern = context
-        .protocol_version()
-        .is_some_and(|version| version.as_str() >= "2026-07-28");
-    let elicits = context
-        .client_capabilities()
-        .is_some_and(|capabilities| capabilities.elicitation.is_some());
-    modern && elicits
-}
-
 impl BridgeServer {
     /// One round of `tool` called with `arguments`: a retry resumes the paused work, a fresh
     /// call from a 2026-07-28 client that can be asked starts `work` in the background, and
@@ -74,7 +62,7 @@ impl BridgeServer {
                 Ok(call) => call,
                 Err(err) => return ToolError::model(&err).into_call_tool_result(),
             }
-        } else if asks_by_input_required(context) {
+        } else if sealed::asks_by_input_required(context) {
             RunningCall::spawn(move |questions, cancel| {
                 work(Asking {
                     asker: ClientAsker::Relay(questions),
