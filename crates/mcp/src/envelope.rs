@@ -82,6 +82,20 @@ pub enum SetupError {
     },
 }
 
+/// The state and answers of a retry that answers the envelope's own question (MCP
+/// 2026-07-28), taken out of the call; a state of the tool's own paused work stays for the tool.
+fn own_retry<S>(
+    call: &mut ToolCallContext<'_, S>,
+) -> Option<(String, Option<rmcp::model::InputResponses>)> {
+    match call.request_state.take() {
+        Some(state) if OwnQuestions::claims(&state) => Some((state, call.input_responses.take())),
+        other => {
+            call.request_state = other;
+            None
+        }
+    }
+}
+
 /// What asking a person about a call came to.
 enum Confirmed {
     /// An explicit yes: run the call at this depth.
@@ -239,17 +253,7 @@ impl Envelope {
 
         let admitted = match self.admit(&tool, &shape.describe(&arguments), &arguments) {
             Err((refusal, depth)) if refusal.ask.is_some() => {
-                // A retry that answers the envelope's own question (MCP 2026-07-28) carries
-                // its state; a state of the tool's own paused work stays for the tool.
-                let retry = match call.request_state.take() {
-                    Some(state) if OwnQuestions::claims(&state) => {
-                        Some((state, call.input_responses.take()))
-                    }
-                    other => {
-                        call.request_state = other;
-                        None
-                    }
-                };
+                let retry = own_retry(&mut call);
                 let context = &call.request_context;
                 match self
                     .confirm(&tool, &arguments, refusal, depth, context, retry)
