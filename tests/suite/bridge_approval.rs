@@ -82,6 +82,13 @@ async fn ask_goes_to_the_calling_client_through_elicitation() -> anyhow::Result<
         3
     );
     assert!(!audited.contains(SECRET), "a secret reached the audit log");
+    // The time from question to decision on this route, as audited (for the notes).
+    for q in &questions {
+        eprintln!(
+            "client route ({}): {} after {} ms",
+            q["input"]["route"], q["decision"], q["elapsed_ms"]
+        );
+    }
     Ok(())
 }
 
@@ -228,8 +235,19 @@ async fn ask_reaches_a_2026_client_as_input_required_and_resumes_on_retry() -> a
         "{declined}"
     );
     assert!(!bed.workspace().join("mrtr-decline.txt").exists());
-
     assert_eq!(mcp.shutdown().await?, Some(0));
+    // The time from question to decision through input_required rounds (for the notes).
+    for entry in std::fs::read_dir(bed.home().join("audit"))? {
+        for line in std::fs::read_to_string(entry?.path())?.lines() {
+            let record: Value = serde_json::from_str(line)?;
+            if record["hook"] == "permission" {
+                eprintln!(
+                    "input_required round ({}): {} after {} ms",
+                    record["input"]["route"], record["decision"], record["elapsed_ms"]
+                );
+            }
+        }
+    }
     Ok(())
 }
 
