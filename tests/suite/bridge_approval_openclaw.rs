@@ -24,13 +24,14 @@ use super::bridge_code::{TASK, bridge_env};
 /// A GitHub token shape the redactor knows, written by the model into a command.
 const SECRET: &str = "ghp_Zq8vQ2mN7pL4kR9tXw3yB6cD1fG5hJ0sA2e";
 /// The turns the model is scripted for, each a `bash` call creating `<marker>.txt`.
-const MARKERS: [&str; 6] = [
+const MARKERS: [&str; 7] = [
     "OC-NOROUTE",
     "OC-ALLOW",
     "OC-DENY",
     "OC-CLI",
     "OC-TIMEOUT",
     "OC-WITHDRAW",
+    "OC-SHUTDOWN",
 ];
 
 /// What the reviewer does with the next request.
@@ -314,39 +315,59 @@ async fn resolved_with_the_cli(
     Ok(took)
 }
 
-/// A call cancelled while its question waits withdraws the question at the gateway.
-async fn withdrawn(
-    bed: &CopilotBed,
+/// Starts the scripted turn `marker` without waiting for its answer, and returns the question
+/// the (passive) reviewer then sees.
+async fn question_of(
     mcp: &mut McpProcess,
     reviewer: &Reviewer,
-) -> anyhow::Result<()> {
+    id: u64,
+    marker: &str,
+) -> anyhow::Result<Value> {
     reviewer.set(Mode::Passive);
-    let call = json!(77_001);
     let seen_before = reviewer.seen().len();
-    mcp.send(
-        &json!({"jsonrpc": "2.0", "id": call, "method": "tools/call",
-        "params": {"name": "copilot_code_task", "arguments": {"prompt": "please OC-WITHDRAW"}}}),
-    )
-    .await?;
-    let question = reviewer.wait_for(seen_before + 1).await?;
-    mcp.send(
-        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": call, "reason": "the user gave up"}}),
-    )
-    .await?;
+    mcp.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "copilot_code_task",
+                   "arguments": {"prompt": format!("please {marker}")}}}))
+        .await?;
+    reviewer.wait_for(seen_before + 1).await
+}
+
+/// Waits until `question` is no longer pending at the gateway.
+async fn gone(reviewer: &Reviewer, question: &Value) -> anyhow::Result<()> {
     let started = Instant::now();
     loop {
         let pending = reviewer.pending().await?;
         if !pending.iter().any(|p| p["id"] == question["id"]) {
-            break;
+            return Ok(());
         }
         anyhow::ensure!(
             started.elapsed() < Duration::from_secs(30),
-            "the cancelled call's question is still pending: {pending:?}"
+            "the question is still pending: {pending:?}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// A call cancelled while its question waits withdraws the question at the gateway; so does
+/// the bridge's shutdown.
+async fn withdrawn(
+    bed: &CopilotBed,
+    mut mcp: McpProcess,
+    reviewer: &Reviewer,
+) -> anyhow::Result<()> {
+    let question = question_of(&mut mcp, reviewer, 77_001, "OC-WITHDRAW").await?;
+    mcp.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 77_001, "reason": "the user gave up"}}),
+    )
+    .await?;
+    gone(reviewer, &question).await?;
     assert!(!exists(bed, "OC-WITHDRAW"));
+
+    let question = question_of(&mut mcp, reviewer, 77_002, "OC-SHUTDOWN").await?;
+    assert_eq!(mcp.shutdown().await?, Some(0));
+    gone(reviewer, &question).await?;
+    assert!(!exists(bed, "OC-SHUTDOWN"));
     Ok(())
 }
 
@@ -363,7 +384,7 @@ fn audited_questions(bed: &CopilotBed) -> anyhow::Result<Vec<Value>> {
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter(|e| e["hook"] == "permission" && e["input"]["route"] == "openclaw")
         .collect();
-    assert_eq!(questions.len(), 6, "{audited}");
+    assert_eq!(questions.len(), 7, "{audited}");
     for q in &questions {
         assert!(q["elapsed_ms"].is_u64(), "{q}");
         // A withdrawn question is recorded by the bridge; its id stayed with the gateway.
@@ -457,8 +478,7 @@ async fn ask_goes_through_openclaw_approvals_with_a_real_gateway() -> anyhow::Re
 
     let took = resolved_with_the_cli(&bed, &mut mcp, &reviewer, openclaw_home.path()).await?;
     timings.push(("`openclaw approvals resolve`", took));
-    withdrawn(&bed, &mut mcp, &reviewer).await?;
-    assert_eq!(mcp.shutdown().await?, Some(0));
+    withdrawn(&bed, mcp, &reviewer).await?;
 
     // Nobody decides within the approval timeout: refused, saying so.
     let mut mcp = spawn_bridge(&bed, port, &policy, 3_000)?;
