@@ -10,26 +10,17 @@ use serde_json::{Value, json};
 use super::bridge_code::{TASK, bridge_env, run_python_checks};
 
 /// A GitHub token shape the redactor knows, written by the model into a command.
-const SECRET: &str = "ghp_Zq8vQ2mN7pL4kR9tXw3yB6cD1fG5hJ0sA2e";
+pub(super) const SECRET: &str = "ghp_Zq8vQ2mN7pL4kR9tXw3yB6cD1fG5hJ0sA2e";
 
-#[tokio::test]
-async fn ask_goes_to_the_calling_client_through_elicitation() -> anyhow::Result<()> {
-    let bed = CopilotBed::start().await?;
-    let policy = bed.home().join("ask-policy.toml");
-    std::fs::write(&policy, "ask_tools = [\"bash\", \"copilot_create_file\"]\n")?;
-    for marker in [
-        "ASK-YES",
-        "ASK-NO",
-        "ASK-DECLINE",
-        "ASK-CANCEL",
-        "ASK-SESSION",
-        "ASK-HEADLESS",
-    ] {
+/// Scripts a turn for each of `markers`: a `bash` call creating `<marker>.txt` (with
+/// [`SECRET`] in the command of `with_secret`'s), then a reply.
+pub(super) fn script_marker_turns(bed: &CopilotBed, markers: &[&str], with_secret: &str) {
+    for marker in markers {
         let file = bed
             .workspace()
             .join(format!("{}.txt", marker.to_lowercase()));
         let mut command = format!("touch {}", file.display());
-        if marker == "ASK-YES" {
+        if *marker == with_secret {
             command.push_str(" # token ");
             command.push_str(SECRET);
         }
@@ -45,6 +36,25 @@ async fn ask_goes_to_the_calling_client_through_elicitation() -> anyhow::Result<
             ],
         );
     }
+}
+
+#[tokio::test]
+async fn ask_goes_to_the_calling_client_through_elicitation() -> anyhow::Result<()> {
+    let bed = CopilotBed::start().await?;
+    let policy = bed.home().join("ask-policy.toml");
+    std::fs::write(&policy, "ask_tools = [\"bash\", \"copilot_create_file\"]\n")?;
+    script_marker_turns(
+        &bed,
+        &[
+            "ASK-YES",
+            "ASK-NO",
+            "ASK-DECLINE",
+            "ASK-CANCEL",
+            "ASK-SESSION",
+            "ASK-HEADLESS",
+        ],
+        "ASK-YES",
+    );
     run_python_checks(
         &bed,
         "bridge_approval_e2e.py",
@@ -97,23 +107,7 @@ async fn ask_goes_to_the_calling_client_through_elicitation() -> anyhow::Result<
 fn spawn_asking_bridge(bed: &CopilotBed) -> anyhow::Result<bridge_test_support::McpProcess> {
     let policy = bed.home().join("ask-policy.toml");
     std::fs::write(&policy, "ask_tools = [\"bash\", \"copilot_create_file\"]\n")?;
-    for marker in ["MRTR-YES", "MRTR-DECLINE", "MRTR-ORCH"] {
-        let file = bed
-            .workspace()
-            .join(format!("{}.txt", marker.to_lowercase()));
-        bed.model.script(
-            marker,
-            [
-                Reply::tool_call(
-                    "bash",
-                    json!({"command": format!("touch {}", file.display()),
-                           "description": "create the marker file", "mode": "sync",
-                           "initial_wait": 10}),
-                ),
-                Reply::text("Finished."),
-            ],
-        );
-    }
+    script_marker_turns(bed, &["MRTR-YES", "MRTR-DECLINE", "MRTR-ORCH"], "");
     let mut env = bridge_env(bed);
     env.push((
         "COPILOT_BRIDGE_POLICY_FILE".to_owned(),

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bridge_test_support::{
-    CopilotBed, GATEWAY_TOKEN, McpProcess, OpenclawGateway, Reply, binary_path, free_port,
+    CopilotBed, GATEWAY_TOKEN, McpProcess, OpenclawGateway, binary_path, free_port,
     openclaw_command,
 };
 use openclaw_gateway::{ClientProfile, Gateway, GatewaySettings};
@@ -19,10 +19,9 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
+use super::bridge_approval::{SECRET, script_marker_turns};
 use super::bridge_code::{TASK, bridge_env};
 
-/// A GitHub token shape the redactor knows, written by the model into a command.
-const SECRET: &str = "ghp_Zq8vQ2mN7pL4kR9tXw3yB6cD1fG5hJ0sA2e";
 /// The turns the model is scripted for, each a `bash` call creating `<marker>.txt`.
 const MARKERS: [&str; 7] = [
     "OC-NOROUTE",
@@ -200,32 +199,6 @@ fn denial_reasons(result: &Value) -> String {
                 .join(" | ")
         })
         .unwrap_or_default()
-}
-
-/// Scripts every turn of [`MARKERS`]: a `bash` call creating `<marker>.txt` (OC-ALLOW's with a
-/// secret in the command), then a reply.
-fn script_turns(bed: &CopilotBed) {
-    for marker in MARKERS {
-        let file = bed
-            .workspace()
-            .join(format!("{}.txt", marker.to_lowercase()));
-        let mut command = format!("touch {}", file.display());
-        if marker == "OC-ALLOW" {
-            command.push_str(" # token ");
-            command.push_str(SECRET);
-        }
-        bed.model.script(
-            marker,
-            [
-                Reply::tool_call(
-                    "bash",
-                    json!({"command": command, "description": "create the marker file",
-                           "mode": "sync", "initial_wait": 10}),
-                ),
-                Reply::text("Finished."),
-            ],
-        );
-    }
 }
 
 fn exists(bed: &CopilotBed, marker: &str) -> bool {
@@ -437,7 +410,7 @@ async fn ask_goes_through_openclaw_approvals_with_a_real_gateway() -> anyhow::Re
     let bed = CopilotBed::start().await?;
     let policy = bed.home().join("ask-policy.toml");
     std::fs::write(&policy, "ask_tools = [\"bash\"]\n")?;
-    script_turns(&bed);
+    script_marker_turns(&bed, &MARKERS, "OC-ALLOW");
 
     // validate names the routes: the gateway grants operator.approvals to its own token.
     let check = validate_ask(&bed, port, GATEWAY_TOKEN, &policy)?;

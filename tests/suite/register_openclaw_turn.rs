@@ -86,6 +86,36 @@ pub(super) async fn register_and_run_turn(
     Ok(tokio::time::timeout(TURN_TIMEOUT, turn).await??)
 }
 
+/// The bridge's environment for delegating to the real Copilot CLI (BYOK against `model`) in
+/// `project`, for the user whose home is `home`.
+fn copilot_env(home: &Path, model: &ModelServer, project: &Path) -> Value {
+    json!({
+        "COPILOT_BRIDGE_WORKSPACE": project,
+        "COPILOT_CLI_PATH": copilot_cli(),
+        "COPILOT_HOME": home.join(".copilot"),
+        "COPILOT_PROVIDER_BASE_URL": model.base_url(),
+        "COPILOT_PROVIDER_API_KEY": BYOK_API_KEY,
+        "COPILOT_MODEL": MODEL_ID,
+        "COPILOT_OFFLINE": "true",
+    })
+}
+
+/// OpenClaw's model calls `copilot_code_task` with `prompt` and then answers; Copilot's turn
+/// (whose prompt holds `task`) gets `replies`.
+fn script_delegation(
+    model: &ModelServer,
+    task: &str,
+    prompt: &str,
+    replies: impl IntoIterator<Item = Reply>,
+) {
+    model.push(Reply::tool_call(
+        "tool_call",
+        json!({"id": "copilot-bridge__copilot_code_task", "args": {"prompt": prompt}}),
+    ));
+    model.push(Reply::text(ANSWER));
+    model.script(task, replies);
+}
+
 /// Checks that some tool result OpenClaw sent its model carries `marker`, and that the turn
 /// ended with the model's final answer.
 fn assert_loop_closed(output: &Output, requests: &[RecordedRequest], marker: &str) {
@@ -155,14 +185,10 @@ async fn an_openclaw_agent_turn_delegates_to_copilot_which_consults_openclaws_me
     // One server answers both: Copilot's turns by their task's marker, OpenClaw's from the
     // queue (OpenClaw appends its own context as the latest user message, so no marker finds
     // it).
-    model.push(Reply::tool_call(
-        "tool_call",
-        json!({"id": "copilot-bridge__copilot_code_task",
-               "args": {"prompt": format!("{TASK}: which host is the staging database on?")}}),
-    ));
-    model.push(Reply::text(ANSWER));
-    model.script(
+    script_delegation(
+        &model,
         TASK,
+        &format!("{TASK}: which host is the staging database on?"),
         [
             Reply::tool_call(
                 "openclaw-memory-openclaw_memory_search",
@@ -171,15 +197,7 @@ async fn an_openclaw_agent_turn_delegates_to_copilot_which_consults_openclaws_me
             Reply::echo_tool_result("From OpenClaw's memory: "),
         ],
     );
-    let bridge_env = json!({
-        "COPILOT_BRIDGE_WORKSPACE": project,
-        "COPILOT_CLI_PATH": copilot_cli(),
-        "COPILOT_HOME": home.path().join(".copilot"),
-        "COPILOT_PROVIDER_BASE_URL": model.base_url(),
-        "COPILOT_PROVIDER_API_KEY": BYOK_API_KEY,
-        "COPILOT_MODEL": MODEL_ID,
-        "COPILOT_OFFLINE": "true",
-    });
+    let bridge_env = copilot_env(home.path(), &model, &project);
     let output = register_and_run_turn(
         home.path(),
         &model,
@@ -209,14 +227,10 @@ async fn an_openclaw_agent_turn_delegates_to_copilot_which_consults_openclaws_me
 
     // A second turn: Copilot's edit lands in the project.
     let target = project.join("staging-host.txt");
-    model.push(Reply::tool_call(
-        "tool_call",
-        json!({"id": "copilot-bridge__copilot_code_task",
-               "args": {"prompt": format!("{EDIT}: write the staging host into staging-host.txt")}}),
-    ));
-    model.push(Reply::text(ANSWER));
-    model.script(
+    script_delegation(
+        &model,
         EDIT,
+        &format!("{EDIT}: write the staging host into staging-host.txt"),
         [
             Reply::tool_call(
                 "create",
@@ -267,14 +281,10 @@ async fn an_openclaw_agent_turn_waits_for_a_reviewer_through_openclaws_approvals
     std::fs::write(&policy, "ask_tools = [\"bash\"]\n")?;
     let target = project.join("reviewed.txt");
     let model = ModelServer::start().await?;
-    model.push(Reply::tool_call(
-        "tool_call",
-        json!({"id": "copilot-bridge__copilot_code_task",
-               "args": {"prompt": format!("{TASK}: record the approval in reviewed.txt")}}),
-    ));
-    model.push(Reply::text(ANSWER));
-    model.script(
+    script_delegation(
+        &model,
         TASK,
+        &format!("{TASK}: record the approval in reviewed.txt"),
         [
             Reply::tool_call(
                 "bash",
@@ -285,18 +295,10 @@ async fn an_openclaw_agent_turn_waits_for_a_reviewer_through_openclaws_approvals
             Reply::text("Wrote reviewed.txt."),
         ],
     );
-    let bridge_env = json!({
-        "COPILOT_BRIDGE_WORKSPACE": project,
-        "COPILOT_BRIDGE_POLICY_FILE": policy,
-        "COPILOT_CLI_PATH": copilot_cli(),
-        "COPILOT_HOME": home.path().join(".copilot"),
-        "COPILOT_PROVIDER_BASE_URL": model.base_url(),
-        "COPILOT_PROVIDER_API_KEY": BYOK_API_KEY,
-        "COPILOT_MODEL": MODEL_ID,
-        "COPILOT_OFFLINE": "true",
-        "OPENCLAW_GATEWAY_TOKEN": GATEWAY_TOKEN,
-        "OPENCLAW_PORT": port.to_string(),
-    });
+    let mut bridge_env = copilot_env(home.path(), &model, &project);
+    bridge_env["COPILOT_BRIDGE_POLICY_FILE"] = json!(policy);
+    bridge_env["OPENCLAW_GATEWAY_TOKEN"] = json!(GATEWAY_TOKEN);
+    bridge_env["OPENCLAW_PORT"] = json!(port.to_string());
     let output = register_and_run_turn(
         home.path(),
         &model,

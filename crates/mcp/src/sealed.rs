@@ -73,7 +73,7 @@ pub fn question(message: &str) -> Result<BTreeMap<String, InputRequest>, String>
     Ok(BTreeMap::from([(APPROVE.to_owned(), request)]))
 }
 
-/// Why a retry's answer to one of [`OwnQuestions`] was refused.
+/// Why a retry's `requestState` or answer was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum AnswerError {
     /// Forged, tampered with, expired, or for another tool or other arguments.
@@ -82,12 +82,34 @@ pub enum AnswerError {
          and these arguments, or it expired; call the tool again without requestState"
     )]
     Invalid(String),
-    /// Already used.
-    #[error("the requestState was already used; call the tool again without requestState")]
+    /// Already used, or the work it paused has ended.
+    #[error(
+        "the requestState was already used or its call has ended; call the tool again without \
+         requestState"
+    )]
     Spent,
     /// The retry carried no answer to the question.
     #[error("the retry has no inputResponses.{APPROVE}; answer the question and retry")]
     NoAnswer,
+}
+
+/// Opens a retry's `state` (sealed by `codec` for `tool` with `arguments`) and reads the
+/// answer in `responses`: the nonce the state carries and what the person said.
+pub fn open(
+    codec: &RequestStateCodec,
+    tool: &str,
+    arguments: &Value,
+    state: &str,
+    responses: Option<&BTreeMap<String, Value>>,
+) -> Result<(String, Confirmation), AnswerError> {
+    let nonce = codec
+        .open_with(state, &binding(tool, arguments))
+        .map_err(|err| AnswerError::Invalid(err.to_string()))?;
+    let nonce = String::from_utf8(nonce).map_err(|_| AnswerError::Invalid("not text".into()))?;
+    let answer = responses
+        .and_then(|r| r.get(APPROVE))
+        .ok_or(AnswerError::NoAnswer)?;
+    Ok((nonce, confirm::read_answer(answer)))
 }
 
 /// Questions about a server's own tool calls, asked as `input_required` results; each state
@@ -157,19 +179,11 @@ impl OwnQuestions {
         let sealed = state
             .strip_prefix(OWN_PREFIX)
             .ok_or_else(|| AnswerError::Invalid("not a question of this server".into()))?;
-        let nonce = self
-            .codec
-            .open_with(sealed, &binding(tool, arguments))
-            .map_err(|err| AnswerError::Invalid(err.to_string()))?;
-        let nonce =
-            String::from_utf8(nonce).map_err(|_| AnswerError::Invalid("not text".into()))?;
-        let answer = responses
-            .and_then(|r| r.get(APPROVE))
-            .ok_or(AnswerError::NoAnswer)?;
+        let (nonce, answer) = open(&self.codec, tool, arguments, sealed, responses)?;
         lock(&self.issued)
             .remove(&nonce)
             .ok_or(AnswerError::Spent)?;
-        Ok(confirm::read_answer(answer))
+        Ok(answer)
     }
 }
 

@@ -23,32 +23,11 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::acp::Asked;
-use bridge_mcp::confirm;
 
 use crate::approval::client::Question;
 
-/// The key of the one question in an `input_required` result.
-pub(crate) const QUESTION_KEY: &str = confirm::APPROVE;
-
 /// Why a retry's `requestState` was refused.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum ResumeError {
-    /// Forged, tampered with, expired, or for another tool or other arguments.
-    #[error(
-        "the requestState was refused ({0}): it is not one this bridge issued for this tool and \
-         these arguments, or it expired; call the tool again without requestState"
-    )]
-    Invalid(String),
-    /// Already used, or its call ended (expired, shut down).
-    #[error(
-        "the requestState was already used or its call has ended; call the tool again without \
-         requestState"
-    )]
-    Spent,
-    /// The retry carried no answer to the question.
-    #[error("the retry has no inputResponses.{QUESTION_KEY}; answer the question and retry")]
-    NoAnswer,
-}
+pub(crate) use bridge_mcp::sealed::AnswerError as ResumeError;
 
 /// A call running in the background: its result, its questions, and how to stop it.
 #[derive(Debug)]
@@ -201,18 +180,9 @@ impl<T: Send + 'static> PausedCalls<T> {
         state: &str,
         responses: Option<&BTreeMap<String, Value>>,
     ) -> Result<RunningCall<T>, ResumeError> {
-        let bound = sealed::binding(tool, arguments);
-        let nonce = self
-            .codec
-            .open_with(state, &bound)
-            .map_err(|err| ResumeError::Invalid(err.to_string()))?;
-        let nonce =
-            String::from_utf8(nonce).map_err(|_| ResumeError::Invalid("not text".into()))?;
-        let answer = responses
-            .and_then(|r| r.get(QUESTION_KEY))
-            .ok_or(ResumeError::NoAnswer)?;
+        let (nonce, answer) = sealed::open(&self.codec, tool, arguments, state, responses)?;
         let paused = lock(&self.calls).remove(&nonce).ok_or(ResumeError::Spent)?;
-        let _ = paused.answer.send(confirm::read_answer(answer));
+        let _ = paused.answer.send(answer);
         Ok(paused.call)
     }
 
@@ -244,6 +214,7 @@ impl<T: Send + 'static> PausedCalls<T> {
 
 #[cfg(test)]
 mod tests {
+    use bridge_mcp::confirm::APPROVE;
     use serde_json::json;
 
     use super::*;
@@ -265,7 +236,7 @@ mod tests {
 
     fn yes() -> BTreeMap<String, Value> {
         BTreeMap::from([(
-            QUESTION_KEY.to_owned(),
+            APPROVE.to_owned(),
             json!({"action": "accept", "content": {"approve": true}}),
         )])
     }
@@ -282,8 +253,7 @@ mod tests {
         let wire = serde_json::to_value(&asked)?;
         assert_eq!(wire["resultType"], "input_required", "{wire}");
         assert_eq!(
-            wire["inputRequests"][QUESTION_KEY]["params"]["requestedSchema"]["properties"]["approve"]
-                ["type"],
+            wire["inputRequests"][APPROVE]["params"]["requestedSchema"]["properties"]["approve"]["type"],
             "boolean",
             "{wire}"
         );
@@ -352,7 +322,7 @@ mod tests {
         let Round::Ask(asked) = table.drive(asking_call("d"), "tool", &args, &never).await else {
             anyhow::bail!("no question");
         };
-        let declined = BTreeMap::from([(QUESTION_KEY.to_owned(), json!({"action": "decline"}))]);
+        let declined = BTreeMap::from([(APPROVE.to_owned(), json!({"action": "decline"}))]);
         let call = table.resume(
             "tool",
             &args,
