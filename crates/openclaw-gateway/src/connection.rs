@@ -15,7 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
 use crate::device::{DeviceIdentity, SignedFields};
-use crate::handle::{ClientProfile, GatewayError};
+use crate::error::GatewayError;
+use crate::profile::ClientProfile;
 use crate::protocol::{
     Auth, CLIENT_ID, CLIENT_MODE, Challenge, ClientInfo, ConnectParams, DeviceProof, Incoming,
     PROTOCOL_VERSION, ROLE, Request,

@@ -13,7 +13,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::connection::{self, Call, LinkSettings, LinkState};
-use crate::protocol::{GatewayFault, SCOPE_APPROVALS, SCOPE_READ};
+use crate::error::GatewayError;
+use crate::profile::ClientProfile;
 
 /// Requests queued for the link at most; each caller waits for its answer, so a few dozen is
 /// plenty (parallel Copilot sessions may each wait on an approval), and a full queue fails the
@@ -24,44 +25,6 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// Default time a short request (a search, a status) may take. The gateway's hybrid search
 /// answers in tens of milliseconds once warm.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Who this client says it is in `connect`, and what it asks to be allowed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientProfile {
-    /// Shown in the gateway's UI (and as `resolvedBy` when this client decides an approval).
-    pub display_name: String,
-    /// Scopes requested; the gateway grants a subset (see [`Gateway::granted_scopes`]).
-    pub scopes: Vec<String>,
-    /// Capabilities announced; `approvals` makes this client a place approvals are shown.
-    pub caps: Vec<String>,
-    /// Sign `connect` with the device identity kept in the state directory. Without it the
-    /// gateway still accepts the token on loopback.
-    pub device: bool,
-}
-
-impl ClientProfile {
-    /// The memory server: reads memory, signs with its device identity.
-    pub fn memory_reader() -> Self {
-        Self {
-            display_name: "openclaw-memory (copilot-bridge)".to_owned(),
-            scopes: vec![SCOPE_READ.to_owned()],
-            caps: Vec::new(),
-            device: true,
-        }
-    }
-
-    /// The bridge: asks for approvals. Token only, as the gateway grants `operator.approvals`
-    /// to a token-authenticated backend client without pairing a device. It announces no
-    /// `approvals` capability, so it never counts as someone who can see a request.
-    pub fn approval_requester() -> Self {
-        Self {
-            display_name: "copilot-bridge".to_owned(),
-            scopes: vec![SCOPE_READ.to_owned(), SCOPE_APPROVALS.to_owned()],
-            caps: Vec::new(),
-            device: false,
-        }
-    }
-}
 
 /// Where the gateway is and how to reach it.
 #[derive(Debug, Clone)]
@@ -89,30 +52,6 @@ impl GatewaySettings {
             format!("ws://{}:{}", self.host, self.port)
         }
     }
-}
-
-/// Why a gateway call failed. Every variant makes the caller fall back (a search to the local
-/// index, an approval to "no").
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum GatewayError {
-    /// The link is down.
-    #[error("not connected to the gateway ({0})")]
-    NotConnected(String),
-    /// Something took too long.
-    #[error("timed out waiting for {0}")]
-    Timeout(&'static str),
-    /// The caller cancelled.
-    #[error("cancelled")]
-    Cancelled,
-    /// The gateway answered with an error.
-    #[error("the gateway refused: {0}")]
-    Rejected(GatewayFault),
-    /// The connection failed or dropped.
-    #[error("{0}")]
-    Link(String),
-    /// The gateway sent something we cannot use.
-    #[error("unexpected gateway answer: {0}")]
-    Protocol(String),
 }
 
 /// A handle to the gateway link. Cloning shares the link.

@@ -11,8 +11,12 @@ pub mod backoff;
 mod connection;
 /// The ed25519 device identity.
 pub mod device;
+/// Why a call failed.
+mod error;
 /// The handle: settings, errors, requests.
 mod handle;
+/// Who a client says it is.
+mod profile;
 /// Wire frames.
 pub mod protocol;
 
@@ -23,6 +27,6 @@ pub mod search;
 pub mod approval;
 
 pub use crate::connection::LinkState;
-pub use crate::handle::{
-    ClientProfile, DEFAULT_CALL_TIMEOUT, Gateway, GatewayError, GatewaySettings,
-};
+pub use crate::error::GatewayError;
+pub use crate::handle::{DEFAULT_CALL_TIMEOUT, Gateway, GatewaySettings};
+pub use crate::profile::ClientProfile;
