@@ -11,7 +11,7 @@ use bridge_mcp::ask_route::{Approver, BoxFuture, Question};
 use bridge_mcp::confirm::Confirmation;
 use openclaw_gateway::approval::{ApprovalOutcome, ApprovalRequest, Decision, Severity};
 use openclaw_gateway::protocol::SCOPE_APPROVALS;
-use openclaw_gateway::{ClientProfile, Gateway, GatewaySettings, LinkState};
+use openclaw_gateway::{ClientProfile, Gateway, GatewayError, GatewaySettings, LinkState};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -127,6 +127,10 @@ impl OpenclawApprover {
         };
         match self.gateway.request_approval(&request, &self.closing).await {
             Ok(outcome) => self.read(outcome),
+            Err(GatewayError::Cancelled) => {
+                Confirmation::no("withdrawn: the bridge is shutting down, so it is denied")
+                    .with_fact("terminal_reason", "withdrawn")
+            }
             Err(err) => Confirmation::no(format!(
                 "OpenClaw's approval flow failed ({err}), so it is denied"
             )),
