@@ -11,6 +11,8 @@ mod build;
 pub mod chunk;
 /// Which fact is current: same-subject windows, newest first.
 mod current;
+/// Index data read in place from a mapped index file, or owned.
+pub mod mapped;
 
 /// What kind of thing a window states (a date, a number, a name, a place).
 mod answer;
@@ -30,11 +32,11 @@ pub mod snippet;
 pub mod tokenize;
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use crate::index::bm25::{Bm25Index, ChunkId, TermId};
+use crate::index::bm25::{Bm25Index, ChunkId};
 use crate::index::chunk::{ChunkOptions, LineRange};
 use crate::index::lexicon::Lexicon;
+use crate::index::mapped::{Ids, Text};
 use crate::index::rank::RankOptions;
 use crate::index::tokenize::Analyzer;
 use crate::paths::MemoryPath;
@@ -69,20 +71,20 @@ pub struct RefreshStats {
     pub unchanged: usize,
 }
 
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Debug)]
 struct IndexedFile {
     path: MemoryPath,
     stamp: FileStamp,
-    text: Arc<str>,
+    text: Text,
     /// Byte offset of each line's start in `text`.
-    line_starts: Vec<usize>,
+    line_starts: Ids,
     chunks: Vec<ChunkId>,
     day: Option<i64>,
     /// The terms of every line, in order, back to back (what `locate` reads instead of
     /// re-tokenizing); line `i`'s are `terms[term_starts[i]..term_starts[i + 1]]`. One
     /// allocation per file rather than one per line.
-    terms: Vec<TermId>,
-    term_starts: Vec<u32>,
+    terms: Ids,
+    term_starts: Ids,
     /// Lines holding a fact the notes mark as replaced: superseded `USER.md` directives and
     /// struck-through text. Sorted, 0-based.
     superseded: Vec<usize>,
@@ -96,18 +98,16 @@ impl IndexedFile {
     }
 
     fn line(&self, i: usize) -> &str {
-        let start = self.line_starts[i];
-        let end = self
-            .line_starts
-            .get(i + 1)
-            .copied()
-            .unwrap_or(self.text.len());
-        self.text[start..end].trim_end_matches(['\n', '\r'])
+        let len = self.text.bytes().len();
+        let at = |i: usize| self.line_starts.get(i).map_or(len, |&at| at as usize);
+        self.text
+            .slice(at(i)..at(i + 1))
+            .trim_end_matches(['\n', '\r'])
     }
 }
 
 #[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
-struct ChunkInfo {
+pub(crate) struct ChunkInfo {
     file: u32,
     range: LineRange,
 }

@@ -10,9 +10,9 @@
 
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write as _};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bridge_core::config::EnvLayer;
@@ -20,13 +20,14 @@ use rustix::fs::{FlockOperation, OFlags, flock};
 use sha2::{Digest, Sha256};
 
 use crate::index::MemoryIndex;
+use crate::index::mapped::Backing;
 use crate::index::rank::RankOptions;
 use crate::index::snapshot::SnapshotError;
 use crate::store::MemoryStore;
 
 /// Overrides where the index files are kept.
 pub const STATE_DIR_ENV: &str = "OPENCLAW_MEMORY_STATE_DIR";
-/// Largest index file read back; far above 50,000 notes (~150 MB), and a bound on a planted one.
+/// Largest index file used; far above 50,000 notes (~170 MB), and a bound on a planted one.
 const MAX_INDEX_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 /// How often a process waiting for another's build tries the lock again.
 const LOCK_POLL: Duration = Duration::from_millis(10);
@@ -166,18 +167,16 @@ impl IndexCache {
         if !meta.is_file() {
             return Err(PersistError::NotAFile(self.file.clone()));
         }
+        if meta.len() > MAX_INDEX_BYTES {
+            return Err(SnapshotError::NotAnIndex.into());
+        }
         let started = Instant::now();
-        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-        file.take(MAX_INDEX_BYTES)
-            .read_to_end(&mut bytes)
-            .map_err(|e| PersistError::io(&self.file, e))?;
-        let read_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let index = MemoryIndex::from_snapshot(&bytes, &self.root, store, ranking)?;
+        let backing = Arc::new(Backing::map(&file).map_err(|e| PersistError::io(&self.file, e))?);
+        let index = MemoryIndex::from_backing(&backing, &self.root, store, ranking)?;
         tracing::debug!(
-            bytes = bytes.len(),
-            read_ms,
-            decode_ms = started.elapsed().as_secs_f64() * 1000.0 - read_ms,
-            "memory index file read"
+            bytes = meta.len(),
+            open_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "memory index file mapped and checked"
         );
         Ok(index)
     }
@@ -190,7 +189,6 @@ impl IndexCache {
             Ok(meta) if !meta.is_file() => return Err(PersistError::NotAFile(self.file.clone())),
             _ => {}
         }
-        let bytes = index.to_snapshot(&self.root)?;
         let tmp = self.dir.join(format!(
             ".{}.{}.{:016x}.tmp",
             self.file
@@ -206,7 +204,9 @@ impl IndexCache {
                 .mode(0o600)
                 .custom_flags(OFlags::NOFOLLOW.bits().cast_signed())
                 .open(&tmp)?;
-            file.write_all(&bytes)?;
+            index
+                .write_snapshot(&self.root, &mut file)
+                .map_err(std::io::Error::other)?;
             file.sync_all()?;
             std::fs::rename(&tmp, &self.file)?;
             File::open(&self.dir)?.sync_all()

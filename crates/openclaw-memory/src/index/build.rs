@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::index::bm25::{ChunkId, TermId};
 use crate::index::chunk::{LineRange, chunk_lines};
+use crate::index::mapped::{Ids, Text};
 use crate::index::{ChunkInfo, IndexedFile, MemoryIndex, RefreshStats};
 use crate::paths::MemoryPath;
 use crate::store::{FileStamp, MAX_FILE_BYTES, StoreError};
@@ -98,9 +99,11 @@ impl MemoryIndex {
     }
 
     fn add_file(&mut self, path: MemoryPath, stamp: FileStamp, text: Arc<str>) {
+        // Notes are at most `MAX_FILE_BYTES` (4 MiB): offsets fit in a u32.
+        let offset = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
         let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        if line_starts.last() == Some(&text.len()) && !text.is_empty() {
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| offset(i + 1)));
+        if line_starts.last() == Some(&offset(text.len())) && !text.is_empty() {
             line_starts.pop();
         }
         let slot = if let Some(free) = self.files.iter().position(Option::is_none) {
@@ -115,16 +118,16 @@ impl MemoryIndex {
             day: path.note_day(),
             path: path.clone(),
             stamp,
-            text,
-            line_starts,
+            text: Text::Owned(text),
+            line_starts: line_starts.into(),
             chunks: Vec::new(),
-            terms: Vec::new(),
-            term_starts: Vec::new(),
+            terms: Ids::default(),
+            term_starts: Ids::default(),
             superseded,
             directives,
         };
         let lines: Vec<&str> = (0..file.line_count()).map(|i| file.line(i)).collect();
-        let mut terms: Vec<TermId> = Vec::with_capacity(file.text.len() / 6);
+        let mut terms: Vec<TermId> = Vec::with_capacity(file.text.bytes().len() / 6);
         let mut term_starts: Vec<u32> = Vec::with_capacity(lines.len() + 1);
         for line in &lines {
             term_starts.push(u32::try_from(terms.len()).unwrap_or(u32::MAX));
@@ -151,8 +154,8 @@ impl MemoryIndex {
         }
         drop(lines);
         file.chunks = chunk_ids;
-        file.terms = terms;
-        file.term_starts = term_starts;
+        file.terms = terms.into();
+        file.term_starts = term_starts.into();
         self.files[slot] = Some(file);
         self.by_path.insert(path, slot_id);
     }
