@@ -418,9 +418,11 @@ impl MemoryIndex {
         {
             return Err(SnapshotError::Foreign);
         }
+        let started = std::time::Instant::now();
         if checksum_of(backing) != checksum {
             return Err(SnapshotError::Damaged);
         }
+        let checked = started.elapsed();
         let table = reader.field()?;
         let table: Table =
             postcard::from_bytes(table).map_err(|e| SnapshotError::Invalid(e.to_string()))?;
@@ -440,7 +442,13 @@ impl MemoryIndex {
         if end != Some(bytes.len()) {
             return Err(SnapshotError::Invalid("block sizes".to_owned()));
         }
-        Self::from_table(table, &area, store, ranking, chunking)
+        let index = Self::from_table(table, &area, store, ranking, chunking)?;
+        tracing::debug!(
+            checksum_ms = checked.as_secs_f64() * 1000.0,
+            table_ms = (started.elapsed() - checked).as_secs_f64() * 1000.0,
+            "memory index file checked and its table decoded"
+        );
+        Ok(index)
     }
 
     fn from_table(
