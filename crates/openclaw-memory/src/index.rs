@@ -31,7 +31,7 @@ pub mod snippet;
 /// Text to terms.
 pub mod tokenize;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::index::bm25::{Bm25Index, ChunkId};
 use crate::index::chunk::{ChunkOptions, LineRange};
@@ -122,7 +122,9 @@ pub struct MemoryIndex {
     ranking: RankOptions,
     bm25: Bm25Index,
     files: Vec<Option<IndexedFile>>,
-    by_path: HashMap<MemoryPath, u32>,
+    /// FxHash: every note's path is looked up at each freshness scan, and the keys are the
+    /// workspace's own file names.
+    by_path: FxHashMap<MemoryPath, u32>,
     chunk_info: Vec<ChunkInfo>,
 }
 
@@ -137,7 +139,7 @@ impl MemoryIndex {
             ranking,
             bm25: Bm25Index::new(),
             files: Vec::new(),
-            by_path: HashMap::new(),
+            by_path: FxHashMap::default(),
             chunk_info: Vec::new(),
         }
     }

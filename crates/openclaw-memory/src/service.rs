@@ -13,6 +13,7 @@ use crate::index::rank::RankOptions;
 use crate::index::{LocalHit, MemoryIndex};
 use crate::paths::MemoryPath;
 use crate::persist::{CacheLock, IndexCache, PersistError, state_dir};
+use crate::scan::EarlyScan;
 use crate::store::{MAX_FILE_BYTES, MemoryStore, StoreError};
 use crate::watch::ChangeWatch;
 use crate::workspace::{Discovery, DiscoveryInput, Workspace, discover};
@@ -149,9 +150,11 @@ impl MemoryService {
         let cache = state_dir(&self.env).and_then(|dir| IndexCache::new(&dir, &workspace.root));
         let Some(cache) = cache else {
             tracing::debug!("no state directory for the memory index; keeping it in memory");
-            return build(store, ranking, watch, workspace, None, "no state directory");
+            let scan = EarlyScan::Idle(watch);
+            return build(store, ranking, scan, workspace, None, "no state directory");
         };
         let started = Instant::now();
+        let watch = EarlyScan::start(watch, &store, cache.path());
         let loaded = match cache.load(store.clone(), ranking) {
             Ok(index) => Ok(index),
             Err(PersistError::NotAFile(path)) => {
@@ -213,14 +216,17 @@ impl MemoryService {
     /// (under `held` when the caller holds the lock).
     fn loaded(
         mut index: MemoryIndex,
-        mut watch: ChangeWatch,
+        scan: EarlyScan,
         workspace: &Workspace,
         cache: IndexCache,
         started: Instant,
         held: Option<CacheLock>,
     ) -> Result<LiveIndex, ServiceError> {
-        watch.watch(&workspace.root);
-        let refreshed = index.refresh()?;
+        let (watch, listing) = scan.finish(&workspace.root);
+        let refreshed = match listing {
+            Some(listing) => index.refresh_listed(listing)?,
+            None => index.refresh()?,
+        };
         tracing::debug!(
             ?refreshed,
             files = index.file_count(),
@@ -257,15 +263,18 @@ impl MemoryService {
 fn build(
     store: MemoryStore,
     ranking: RankOptions,
-    mut watch: ChangeWatch,
+    scan: EarlyScan,
     workspace: &Workspace,
     cache: Option<IndexCache>,
     why: &str,
 ) -> Result<LiveIndex, ServiceError> {
     let started = Instant::now();
     let mut index = MemoryIndex::new(store, ranking);
-    watch.watch(&workspace.root);
-    let refreshed = index.refresh()?;
+    let (watch, listing) = scan.finish(&workspace.root);
+    let refreshed = match listing {
+        Some(listing) => index.refresh_listed(listing)?,
+        None => index.refresh()?,
+    };
     tracing::debug!(
         ?refreshed,
         files = index.file_count(),

@@ -15,8 +15,16 @@ impl MemoryIndex {
     /// Brings the index up to date with the workspace: one listing (sizes and modification
     /// times, read through the confined store), then only new and changed files are read.
     pub fn refresh(&mut self) -> Result<RefreshStats, StoreError> {
-        let mut open = self.store.open()?;
-        let listing = open.list_indexable()?;
+        let listing = self.store.open()?.list_indexable()?;
+        self.refresh_listed(listing)
+    }
+
+    /// [`Self::refresh`] with a listing already taken (sizes, modification times and inodes of
+    /// every indexable file, from [`MemoryStore::list_indexable`](crate::store::MemoryStore)).
+    pub fn refresh_listed(
+        &mut self,
+        listing: Vec<(MemoryPath, FileStamp)>,
+    ) -> Result<RefreshStats, StoreError> {
         let mut stats = RefreshStats::default();
         let mut seen = vec![false; self.files.len()];
         let mut changed = Vec::new();
@@ -35,17 +43,22 @@ impl MemoryIndex {
                 None => changed.push((path, stamp, None)),
             }
         }
-        let gone: Vec<u32> = self
-            .by_path
-            .values()
-            .copied()
-            .filter(|&slot| !seen[slot as usize])
+        // In slot order: which removal compacts, and so the chunk ids that follow, does not
+        // depend on a hash map's order.
+        let gone: Vec<u32> = (0..self.files.len())
+            .filter(|&slot| self.files[slot].is_some() && !seen[slot])
+            .filter_map(|slot| u32::try_from(slot).ok())
             .collect();
         for slot in gone {
             self.remove_file(slot);
             stats.removed += 1;
         }
+        let mut open = None;
         for (path, stamp, old_slot) in changed {
+            let open = match &mut open {
+                Some(open) => open,
+                None => open.insert(self.store.open()?),
+            };
             if let Some(slot) = old_slot {
                 self.remove_file(slot);
             }

@@ -14,11 +14,11 @@
 //! workspace, is an error and the caller builds the index afresh; nothing in a damaged file is
 //! ever searched.
 
-use std::collections::HashMap;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::{Arc, LazyLock};
 
+use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 use xxhash_rust::xxh3::Xxh3;
 
@@ -101,16 +101,16 @@ struct Span {
     len: u64,
 }
 
-/// One file's entry in the table: its own fields, and where its blocks are.
+/// One file's entry in the table: its own fields, and the lengths of its blocks (which follow
+/// each other in file order: its line offsets, its terms, its per-line term offsets; its text
+/// in the text area).
 #[derive(serde::Serialize)]
 struct FileEntryRef<'a> {
     path: &'a MemoryPath,
     stamp: FileStamp,
-    /// In bytes, in the text area.
-    text: Span,
-    line_starts: Span,
-    terms: Span,
-    term_starts: Span,
+    text_len: u64,
+    lines: u64,
+    terms: u64,
     chunks: &'a [u32],
     superseded: &'a [usize],
     directives: &'a [usize],
@@ -120,10 +120,9 @@ struct FileEntryRef<'a> {
 struct FileEntry {
     path: MemoryPath,
     stamp: FileStamp,
-    text: Span,
-    line_starts: Span,
-    terms: Span,
-    term_starts: Span,
+    text_len: u64,
+    lines: u64,
+    terms: u64,
     chunks: Vec<u32>,
     superseded: Vec<usize>,
     directives: Vec<usize>,
@@ -164,6 +163,8 @@ struct Blocks {
     /// `chunks + 1` offsets into `chunk_terms`.
     chunk_term_starts: Span,
     chunk_terms: Span,
+    /// Where the files' blocks start, in `u32`s.
+    files_at: u64,
     /// Size of the `u32` area, in `u32`s.
     ids_len: u64,
     /// Size of the text area, in bytes.
@@ -257,22 +258,26 @@ impl MemoryIndex {
             chunk_alive: layout.ids(bm25.chunks.len()),
             chunk_term_starts: layout.ids(bm25.chunks.len() + 1),
             chunk_terms: layout.ids(bm25.chunks.iter().map(|c| c.terms.len()).sum()),
+            files_at: layout.ids,
             ..Blocks::default()
         };
         let files: Vec<Option<FileEntryRef<'_>>> = self
             .files
             .iter()
             .map(|file| {
-                file.as_ref().map(|f| FileEntryRef {
-                    path: &f.path,
-                    stamp: f.stamp,
-                    text: layout.text(f.text.bytes().len()),
-                    line_starts: layout.ids(f.line_starts.len()),
-                    terms: layout.ids(f.terms.len()),
-                    term_starts: layout.ids(f.term_starts.len()),
-                    chunks: &f.chunks,
-                    superseded: &f.superseded,
-                    directives: &f.directives,
+                file.as_ref().map(|f| {
+                    layout.text(f.text.bytes().len());
+                    layout.ids(f.line_starts.len() + f.terms.len() + f.term_starts.len());
+                    FileEntryRef {
+                        path: &f.path,
+                        stamp: f.stamp,
+                        text_len: f.text.bytes().len() as u64,
+                        lines: f.line_starts.len() as u64,
+                        terms: f.terms.len() as u64,
+                        chunks: &f.chunks,
+                        superseded: &f.superseded,
+                        directives: &f.directives,
+                    }
                 })
             })
             .collect();
@@ -445,7 +450,7 @@ impl MemoryIndex {
         let index = Self::from_table(table, &area, store, ranking, chunking)?;
         tracing::debug!(
             checksum_ms = checked.as_secs_f64() * 1000.0,
-            table_ms = (started.elapsed() - checked).as_secs_f64() * 1000.0,
+            table_ms = started.elapsed().saturating_sub(checked).as_secs_f64() * 1000.0,
             "memory index file checked and its table decoded"
         );
         Ok(index)
@@ -477,14 +482,16 @@ impl MemoryIndex {
             return Err(invalid("chunk count"));
         }
         let mut files = Vec::with_capacity(entries.len());
-        let mut by_path = HashMap::with_capacity(entries.len());
+        let (mut ids_at, mut text_at) = (blocks.files_at, 0);
+        let mut by_path = FxHashMap::default();
+        by_path.reserve(entries.len());
         for (slot, entry) in entries.into_iter().enumerate() {
             let Some(entry) = entry else {
                 files.push(None);
                 continue;
             };
             let file = area
-                .file(entry)
+                .file(entry, &mut ids_at, &mut text_at)
                 .filter(|f| f.holds_together(bm25.slots()))
                 .ok_or_else(|| invalid("inconsistent file"))?;
             let slot = u32::try_from(slot).map_err(|_| invalid("too many files"))?;
@@ -583,17 +590,35 @@ impl Area<'_> {
         Region::new(self.backing, self.text_at.checked_add(start)?, len).map(Text::Mapped)
     }
 
-    fn file(&self, entry: FileEntry) -> Option<IndexedFile> {
+    /// A file from its table entry, its blocks at `ids_at` and `text_at` (both moved past
+    /// them).
+    fn file(&self, entry: FileEntry, ids_at: &mut u64, text_at: &mut u64) -> Option<IndexedFile> {
+        let mut next = |len: u64| {
+            let span = Span {
+                start: *ids_at,
+                len,
+            };
+            *ids_at = ids_at.checked_add(len)?;
+            self.ids(span)
+        };
+        let line_starts = next(entry.lines)?;
+        let terms = next(entry.terms)?;
+        let term_starts = next(entry.lines.checked_add(1)?)?;
+        let text = self.text(Span {
+            start: *text_at,
+            len: entry.text_len,
+        })?;
+        *text_at = text_at.checked_add(entry.text_len)?;
         Some(IndexedFile {
             // Derived from the path, not trusted from the file.
             day: entry.path.note_day(),
             path: entry.path,
             stamp: entry.stamp,
-            text: self.text(entry.text)?,
-            line_starts: self.ids(entry.line_starts)?,
+            text,
+            line_starts,
             chunks: entry.chunks,
-            terms: self.ids(entry.terms)?,
-            term_starts: self.ids(entry.term_starts)?,
+            terms,
+            term_starts,
             superseded: entry.superseded,
             directives: entry.directives,
         })
