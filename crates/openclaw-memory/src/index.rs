@@ -31,6 +31,8 @@ pub mod snippet;
 /// Text to terms.
 pub mod tokenize;
 
+use std::collections::BTreeSet;
+
 use rustc_hash::FxHashMap;
 
 use crate::index::bm25::{Bm25Index, ChunkId};
@@ -122,6 +124,9 @@ pub struct MemoryIndex {
     ranking: RankOptions,
     bm25: Bm25Index,
     files: Vec<Option<IndexedFile>>,
+    /// The empty slots of `files`; a new file takes the lowest. (Looking for it with a scan
+    /// made an index build quadratic in the notes.)
+    free_slots: BTreeSet<u32>,
     /// FxHash: every note's path is looked up at each freshness scan, and the keys are the
     /// workspace's own file names.
     by_path: FxHashMap<MemoryPath, u32>,
@@ -139,6 +144,7 @@ impl MemoryIndex {
             ranking,
             bm25: Bm25Index::new(),
             files: Vec::new(),
+            free_slots: BTreeSet::new(),
             by_path: FxHashMap::default(),
             chunk_info: Vec::new(),
         }

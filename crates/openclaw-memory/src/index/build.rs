@@ -82,6 +82,7 @@ impl MemoryIndex {
         let Some(file) = self.files[slot as usize].take() else {
             return;
         };
+        self.free_slots.insert(slot);
         self.by_path.remove(&file.path);
         if let Some(remap) = self.bm25.remove_chunks(&file.chunks) {
             self.apply_remap(&remap);
@@ -119,8 +120,8 @@ impl MemoryIndex {
         if line_starts.last() == Some(&offset(text.len())) && !text.is_empty() {
             line_starts.pop();
         }
-        let slot = if let Some(free) = self.files.iter().position(Option::is_none) {
-            free
+        let slot = if let Some(free) = self.free_slots.pop_first() {
+            free as usize
         } else {
             self.files.push(None);
             self.files.len() - 1

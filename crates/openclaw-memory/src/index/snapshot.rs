@@ -482,11 +482,13 @@ impl MemoryIndex {
             return Err(invalid("chunk count"));
         }
         let mut files = Vec::with_capacity(entries.len());
+        let mut free_slots = std::collections::BTreeSet::new();
         let (mut ids_at, mut text_at) = (blocks.files_at, 0);
         let mut by_path = FxHashMap::default();
         by_path.reserve(entries.len());
         for (slot, entry) in entries.into_iter().enumerate() {
             let Some(entry) = entry else {
+                free_slots.insert(u32::try_from(slot).map_err(|_| invalid("too many files"))?);
                 files.push(None);
                 continue;
             };
@@ -527,6 +529,7 @@ impl MemoryIndex {
             ranking,
             bm25,
             files,
+            free_slots,
             by_path,
             chunk_info,
         })

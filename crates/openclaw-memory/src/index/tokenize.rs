@@ -218,7 +218,19 @@ const MAX_STOP_WORD_BYTES: usize = 10;
 /// A rough token count for chunk sizing: whitespace-separated words. Cheaper than analysing
 /// and close to what embedding tokenizers count for English prose.
 pub fn approx_tokens(line: &str) -> usize {
-    line.split_whitespace().count()
+    // Every line of every note is counted during a build: ASCII lines are counted byte by
+    // byte (the same count, `char::is_whitespace` on ASCII being these six bytes).
+    if !line.is_ascii() {
+        return line.split_whitespace().count();
+    }
+    let mut count = 0;
+    let mut in_word = false;
+    for &b in line.as_bytes() {
+        let space = matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+        count += usize::from(!space && !in_word);
+        in_word = !space;
+    }
+    count
 }
 
 #[cfg(test)]
@@ -231,6 +243,23 @@ mod tests {
     fn no_stop_word_is_longer_than_the_shortcut_assumes() {
         assert!(STOP_WORDS.iter().all(|w| w.len() <= MAX_STOP_WORD_BYTES));
         assert!(STOP_WORDS.iter().any(|w| w.len() == MAX_STOP_WORD_BYTES));
+    }
+
+    #[test]
+    fn the_token_count_is_the_whitespace_split_count() {
+        for line in [
+            "",
+            "   ",
+            "- one two\tthree\x0bfour\x0cfive\r",
+            "  lead and trail  ",
+            "Zürich\u{a0}café  x",
+        ] {
+            assert_eq!(
+                approx_tokens(line),
+                line.split_whitespace().count(),
+                "{line:?}"
+            );
+        }
     }
 
     #[test]
