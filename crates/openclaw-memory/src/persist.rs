@@ -6,7 +6,10 @@
 //! The file is only a cache: whatever goes wrong with it (missing, damaged, from another build,
 //! a symlink planted in its place) the index is built from the notes instead. Writes are atomic
 //! (a temporary file in the same directory, fsync, rename); the directory is 0700, the files
-//! 0600, and the index file is opened without following symlinks.
+//! 0600, and the index file is opened without following symlinks. A loaded index is the file
+//! mapped into memory and read in place ([`crate::index::mapped`]), so a file is never
+//! changed once written: a save always writes a new one and renames it over the old, which
+//! leaves other processes' mappings of the old one intact.
 
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
@@ -144,7 +147,7 @@ impl IndexCache {
         Ok(())
     }
 
-    /// The saved index, checked, over `store`.
+    /// The saved index, mapped and checked (its checksum, then its table), over `store`.
     pub fn load(
         &self,
         store: MemoryStore,
@@ -328,6 +331,44 @@ mod tests {
         // The lock file beside it is private too.
         drop(cache.lock(Duration::ZERO).unwrap().unwrap());
         assert_eq!(mode(&cache.lock), 0o600);
+    }
+
+    #[test]
+    fn a_loaded_index_keeps_answering_after_another_save_replaces_its_file() {
+        let home = TempDir::new().unwrap();
+        let ws = home.path().join("ws");
+        let index = indexed(&ws);
+        let cache = IndexCache::new(&home.path().join("state"), &ws).unwrap();
+        cache.save(&index).unwrap();
+        let loaded = cache
+            .load(MemoryStore::new(ws.clone()), RankOptions::default())
+            .unwrap();
+        let before = loaded.search("router", 5, None);
+        // Another process saves a changed index over the mapped file.
+        std::fs::write(ws.join("MEMORY.md"), "- The router is a Ubiquiti now.\n").unwrap();
+        let mut changed = MemoryIndex::new(MemoryStore::new(ws), RankOptions::default());
+        changed.refresh().unwrap();
+        cache.save(&changed).unwrap();
+        assert_eq!(loaded.search("router", 5, None), before);
+        assert!(before[0].snippet.contains("MikroTik"), "{before:?}");
+    }
+
+    #[test]
+    fn an_empty_or_short_index_file_is_refused() {
+        let home = TempDir::new().unwrap();
+        let ws = home.path().join("ws");
+        let index = indexed(&ws);
+        let cache = IndexCache::new(&home.path().join("state"), &ws).unwrap();
+        cache.save(&index).unwrap();
+        for len in [0, 7, 60] {
+            let bytes = std::fs::read(cache.path()).unwrap();
+            std::fs::write(cache.path(), &bytes[..len.min(bytes.len())]).unwrap();
+            assert!(matches!(
+                cache.load(MemoryStore::new(ws.clone()), RankOptions::default()),
+                Err(PersistError::Snapshot(_))
+            ));
+            cache.save(&index).unwrap();
+        }
     }
 
     #[test]

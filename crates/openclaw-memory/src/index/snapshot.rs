@@ -349,7 +349,10 @@ impl MemoryIndex {
         let mut at = 0_u32;
         w.put_ids(&[0])?;
         for list in &bm25.postings {
-            at += u32::try_from(list.len()).map_err(std::io::Error::other)?;
+            at = u32::try_from(list.len())
+                .ok()
+                .and_then(|len| at.checked_add(len))
+                .ok_or_else(|| std::io::Error::other("postings beyond 2^32 entries"))?;
             w.put_ids(&[at])?;
         }
         for list in &bm25.postings {
@@ -364,7 +367,10 @@ impl MemoryIndex {
         let mut at = 0_u32;
         w.put_ids(&[0])?;
         for chunk in &bm25.chunks {
-            at += u32::try_from(chunk.terms.len()).map_err(std::io::Error::other)?;
+            at = u32::try_from(chunk.terms.len())
+                .ok()
+                .and_then(|len| at.checked_add(len))
+                .ok_or_else(|| std::io::Error::other("chunk terms beyond 2^32 entries"))?;
             w.put_ids(&[at])?;
         }
         for chunk in &bm25.chunks {
