@@ -132,7 +132,8 @@ impl OpenWorkspace {
     }
 
     /// Every indexable memory file (`MEMORY.md`, `USER.md`, `DREAMS.md`, `memory/**/*.md`)
-    /// with its stamp, sorted by path. Symlinks are skipped; a missing `memory/` is empty.
+    /// with its stamp, in no particular order (a warm start lists 50,000 notes and needs only
+    /// the changed ones in order). Symlinks are skipped; a missing `memory/` is empty.
     pub fn list_indexable(&mut self) -> Result<Vec<(MemoryPath, FileStamp)>, StoreError> {
         let mut out = Vec::new();
         for name in TOP_LEVEL_FILES {
@@ -156,7 +157,6 @@ impl OpenWorkspace {
             let dir = self.memory_dir(MEMORY_DIR)?;
             walk(dir, "", 0, &mut out)?;
         }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
     }
 }
@@ -379,12 +379,13 @@ mod tests {
     #[test]
     fn lists_memory_markdown_only() {
         let (_dir, store) = workspace();
-        let listed: Vec<String> = store
+        let mut listed: Vec<String> = store
             .list_indexable()
             .unwrap()
             .into_iter()
             .map(|(p, _)| p.to_string())
             .collect();
+        listed.sort_unstable();
         assert_eq!(
             listed,
             ["MEMORY.md", "memory/2026-01-01.md", "memory/imports/a.md"]

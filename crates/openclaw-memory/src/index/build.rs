@@ -53,6 +53,9 @@ impl MemoryIndex {
             self.remove_file(slot);
             stats.removed += 1;
         }
+        // In path order, whatever the listing's: which slot and chunk ids a file gets must not
+        // depend on the order a directory lists its entries in.
+        changed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut open = None;
         for (path, stamp, old_slot) in changed {
             let open = match &mut open {

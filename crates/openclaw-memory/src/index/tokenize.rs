@@ -175,6 +175,21 @@ impl Analyzer {
     )]
     pub fn for_each_term(&self, text: &str, mut emit: impl FnMut(&str)) {
         let mut word = String::with_capacity(32);
+        if text.is_ascii() {
+            // Most lines: split on bytes (an ASCII character is alphanumeric exactly when
+            // `is_ascii_alphanumeric` says so), without decoding characters.
+            for piece in text.as_bytes().split(|b| !b.is_ascii_alphanumeric()) {
+                if piece.is_empty() {
+                    continue;
+                }
+                word.clear();
+                word.extend(piece.iter().map(|b| char::from(b.to_ascii_lowercase())));
+                if keeps(&word) {
+                    emit(&word);
+                }
+            }
+            return;
+        }
         for piece in text.split(|c: char| !c.is_alphanumeric()) {
             if piece.is_empty() {
                 continue;
@@ -243,6 +258,18 @@ mod tests {
     fn no_stop_word_is_longer_than_the_shortcut_assumes() {
         assert!(STOP_WORDS.iter().all(|w| w.len() <= MAX_STOP_WORD_BYTES));
         assert!(STOP_WORDS.iter().any(|w| w.len() == MAX_STOP_WORD_BYTES));
+    }
+
+    #[test]
+    fn ascii_text_splits_as_by_characters() {
+        let text = "- Decision 2026-11-20: use PostgreSQL_16 (tokio-tungstenite); it's A x.y \t42";
+        let by_chars: Vec<String> = text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|p| !p.is_empty())
+            .map(str::to_lowercase)
+            .filter(|w| keeps(w))
+            .collect();
+        assert_eq!(Analyzer::new().terms(text), by_chars);
     }
 
     #[test]
