@@ -259,9 +259,8 @@ fn stat_stamp(st: &rustix::fs::Stat) -> FileStamp {
     };
     FileStamp {
         len: u64::try_from(st.st_size).unwrap_or(0),
-        #[allow(
+        #[expect(
             clippy::useless_conversion,
-            clippy::unnecessary_fallible_conversions,
             reason = "the fields' integer types differ between targets"
         )]
         modified: since_epoch(
