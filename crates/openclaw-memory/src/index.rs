@@ -131,6 +131,11 @@ pub struct MemoryIndex {
     /// workspace's own file names.
     by_path: FxHashMap<MemoryPath, u32>,
     chunk_info: Vec<ChunkInfo>,
+    /// The freshness check (see `persist::CheckMark`) this index was found up to date at,
+    /// right after it was built; `None` otherwise. Not part of the file.
+    fresh_at_check: Option<u64>,
+    /// The checksum of the index file this index was loaded from.
+    checksum: Option<u64>,
 }
 
 impl MemoryIndex {
@@ -147,7 +152,24 @@ impl MemoryIndex {
             free_slots: BTreeSet::new(),
             by_path: FxHashMap::default(),
             chunk_info: Vec::new(),
+            fresh_at_check: None,
+            checksum: None,
         }
+    }
+
+    /// The freshness check this index was found up to date at, if any.
+    pub fn fresh_at_check(&self) -> Option<u64> {
+        self.fresh_at_check
+    }
+
+    /// Records that this index was found up to date at freshness check `check`.
+    pub fn set_fresh_at_check(&mut self, check: Option<u64>) {
+        self.fresh_at_check = check;
+    }
+
+    /// The checksum of the index file this index was loaded from, if it was.
+    pub fn loaded_checksum(&self) -> Option<u64> {
+        self.checksum
     }
 
     /// The store this index reads.

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::thread::JoinHandle;
 
 use crate::paths::MemoryPath;
+use crate::persist::{CheckMark, IndexCache};
 use crate::store::{FileStamp, MemoryStore, StoreError};
 use crate::watch::ChangeWatch;
 
@@ -21,6 +22,9 @@ pub enum EarlyScan {
     Running(JoinHandle<(ChangeWatch, Result<Listing, StoreError>)>),
     /// Not started: the caller watches and lists itself.
     Idle(ChangeWatch),
+    /// Watching already (set up before looking for another process's build); the caller
+    /// lists unless that build was found fresh after this ([`CheckMark::covers`]).
+    Watching(ChangeWatch),
 }
 
 impl EarlyScan {
@@ -49,6 +53,24 @@ impl EarlyScan {
         }
     }
 
+    /// Sets up the watch now, before trying the lock and maybe waiting for another process's
+    /// build, and reads the last freshness check builds announced. The mark is unknown when
+    /// the watch does not work (no inotify) or a listing is already running.
+    pub fn watching(self, root: &Path, cache: &IndexCache) -> (Self, CheckMark) {
+        match self {
+            Self::Idle(mut watch) => {
+                watch.watch(root);
+                let mark = if watch.is_live() {
+                    cache.check_mark()
+                } else {
+                    CheckMark::Unknown
+                };
+                (Self::Watching(watch), mark)
+            }
+            other @ (Self::Running(_) | Self::Watching(_)) => (other, CheckMark::Unknown),
+        }
+    }
+
     /// The watch, set up on `root`, and the listing when the thread took one (`None`: the
     /// caller lists). A listing that failed is dropped: the caller lists again and reports.
     pub fn finish(self, root: &Path) -> (ChangeWatch, Option<Listing>) {
@@ -65,6 +87,7 @@ impl EarlyScan {
                 watch.watch(root);
                 (watch, None)
             }
+            Self::Watching(watch) => (watch, None),
         }
     }
 }

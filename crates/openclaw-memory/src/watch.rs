@@ -41,6 +41,17 @@ impl ChangeWatch {
         }
     }
 
+    /// Whether the watch is set up and working: a change under the workspace from now on
+    /// makes [`Self::needs_scan`] true.
+    pub fn is_live(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            self.primed && self.inotify.is_some()
+        }
+        #[cfg(not(target_os = "linux"))]
+        false
+    }
+
     /// Drains pending events; true when a scan is needed.
     pub fn needs_scan(&mut self) -> bool {
         if !self.primed {

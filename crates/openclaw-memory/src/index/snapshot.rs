@@ -236,12 +236,13 @@ impl MemoryIndex {
         Ok(out.into_inner())
     }
 
-    /// Writes the index file for the workspace at `root` (canonical) to `out`, from its start.
+    /// Writes the index file for the workspace at `root` (canonical) to `out`, from its start;
+    /// returns its checksum.
     pub fn write_snapshot<W: Write + Seek>(
         &self,
         root: &Path,
         out: W,
-    ) -> Result<(), SnapshotError> {
+    ) -> Result<u64, SnapshotError> {
         let failed = |e: std::io::Error| SnapshotError::Encode(e.to_string());
         if cfg!(target_endian = "big") {
             return Err(SnapshotError::Encode(
@@ -339,7 +340,7 @@ impl MemoryIndex {
             .map_err(failed)?;
         out.write_all(&checksum.to_le_bytes()).map_err(failed)?;
         out.seek(SeekFrom::End(0)).map_err(failed)?;
-        Ok(())
+        Ok(checksum)
     }
 
     /// The `u32` area, in the order `write_snapshot`'s layout handed out, then the text.
@@ -453,7 +454,8 @@ impl MemoryIndex {
         if end != Some(bytes.len()) {
             return Err(SnapshotError::Invalid("block sizes".to_owned()));
         }
-        let index = Self::from_table(table, &area, store, ranking, chunking)?;
+        let mut index = Self::from_table(table, &area, store, ranking, chunking)?;
+        index.checksum = Some(checksum);
         tracing::debug!(
             checksum_ms = checked.as_secs_f64() * 1000.0,
             table_ms = started.elapsed().saturating_sub(checked).as_secs_f64() * 1000.0,
@@ -538,6 +540,8 @@ impl MemoryIndex {
             free_slots,
             by_path,
             chunk_info,
+            fresh_at_check: None,
+            checksum: None,
         })
     }
 }
