@@ -1,7 +1,10 @@
 //! Where the index is kept between processes, so that N sessions build it once. One file per
 //! workspace in the server's state directory (`OPENCLAW_MEMORY_STATE_DIR`, else
 //! `$XDG_STATE_HOME/openclaw-memory`, else `~/.local/state/openclaw-memory`), named by a hash
-//! of the canonical workspace path, with a lock file beside it.
+//! of the canonical workspace path, with a lock file beside it, and two small files that let
+//! processes which waited for another's build skip listing the notes ([`CheckMark`]): the last
+//! freshness check a build announced (`.check`), and the check the saved file passed with its
+//! checksum (`.fresh`).
 //!
 //! The file is only a cache: whatever goes wrong with it (missing, damaged, from another build,
 //! a symlink planted in its place) the index is built from the notes instead. Writes are atomic
