@@ -20,6 +20,8 @@ mod answer;
 mod intent;
 /// Stemming and typo tolerance: words to terms.
 pub mod lexicon;
+/// Reading and splitting a file before its terms are assigned.
+mod prepare;
 /// Answering one query.
 mod query;
 /// Score factors on top of BM25.

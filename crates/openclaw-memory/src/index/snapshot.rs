@@ -59,6 +59,7 @@ static BUILD_ID: LazyLock<[u8; 32]> = LazyLock::new(|| {
         include_str!("chunk.rs"),
         include_str!("lexicon.rs"),
         include_str!("mapped.rs"),
+        include_str!("prepare.rs"),
         include_str!("snapshot.rs"),
         include_str!("tokenize.rs"),
         include_str!("../paths.rs"),
