@@ -21,11 +21,15 @@ const AHEAD_FILES: usize = 64;
 /// A file read and analysed, waiting for its term ids.
 #[derive(Debug)]
 pub struct Prepared {
+    /// The file's text.
     pub text: Arc<str>,
     /// Byte offset of each line's start in `text`.
     pub line_starts: Vec<u32>,
+    /// Lines holding a replaced fact (sorted, 0-based).
     pub superseded: Vec<usize>,
+    /// Lines of active `USER.md` directives (sorted, 0-based).
     pub directives: Vec<usize>,
+    /// The chunks' line ranges.
     pub chunks: Vec<LineRange>,
     /// Every line's words back to back.
     pub words: String,
@@ -100,7 +104,8 @@ impl Prepared {
     }
 }
 
-/// Prepares `paths` in order on a thread of `scope`, `AHEAD_FILES` ahead of the receiver.
+/// Prepares `paths` in order on a thread of `scope`, at most [`AHEAD_FILES`] ahead of the
+/// receiver; stops early when the receiver is dropped.
 pub fn ahead<'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     mut open: OpenWorkspace,
