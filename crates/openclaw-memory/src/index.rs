@@ -11,6 +11,8 @@ mod build;
 pub mod chunk;
 /// Which fact is current: same-subject windows, newest first.
 mod current;
+/// Index data read in place from a mapped index file, or owned.
+pub mod mapped;
 
 /// What kind of thing a window states (a date, a number, a name, a place).
 mod answer;
@@ -18,6 +20,8 @@ mod answer;
 mod intent;
 /// Stemming and typo tolerance: words to terms.
 pub mod lexicon;
+/// Reading and splitting a file before its terms are assigned.
+mod prepare;
 /// Answering one query.
 mod query;
 /// Score factors on top of BM25.
@@ -29,12 +33,14 @@ pub mod snippet;
 /// Text to terms.
 pub mod tokenize;
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::BTreeSet;
 
-use crate::index::bm25::{Bm25Index, ChunkId, TermId};
+use rustc_hash::FxHashMap;
+
+use crate::index::bm25::{Bm25Index, ChunkId};
 use crate::index::chunk::{ChunkOptions, LineRange};
 use crate::index::lexicon::Lexicon;
+use crate::index::mapped::{Ids, Text};
 use crate::index::rank::RankOptions;
 use crate::index::tokenize::Analyzer;
 use crate::paths::MemoryPath;
@@ -69,20 +75,20 @@ pub struct RefreshStats {
     pub unchanged: usize,
 }
 
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Debug)]
 struct IndexedFile {
     path: MemoryPath,
     stamp: FileStamp,
-    text: Arc<str>,
+    text: Text,
     /// Byte offset of each line's start in `text`.
-    line_starts: Vec<usize>,
+    line_starts: Ids,
     chunks: Vec<ChunkId>,
     day: Option<i64>,
     /// The terms of every line, in order, back to back (what `locate` reads instead of
     /// re-tokenizing); line `i`'s are `terms[term_starts[i]..term_starts[i + 1]]`. One
     /// allocation per file rather than one per line.
-    terms: Vec<TermId>,
-    term_starts: Vec<u32>,
+    terms: Ids,
+    term_starts: Ids,
     /// Lines holding a fact the notes mark as replaced: superseded `USER.md` directives and
     /// struck-through text. Sorted, 0-based.
     superseded: Vec<usize>,
@@ -96,18 +102,16 @@ impl IndexedFile {
     }
 
     fn line(&self, i: usize) -> &str {
-        let start = self.line_starts[i];
-        let end = self
-            .line_starts
-            .get(i + 1)
-            .copied()
-            .unwrap_or(self.text.len());
-        self.text[start..end].trim_end_matches(['\n', '\r'])
+        let len = self.text.bytes().len();
+        let at = |i: usize| self.line_starts.get(i).map_or(len, |&at| at as usize);
+        self.text
+            .slice(at(i)..at(i + 1))
+            .trim_end_matches(['\n', '\r'])
     }
 }
 
 #[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
-struct ChunkInfo {
+pub(crate) struct ChunkInfo {
     file: u32,
     range: LineRange,
 }
@@ -122,8 +126,18 @@ pub struct MemoryIndex {
     ranking: RankOptions,
     bm25: Bm25Index,
     files: Vec<Option<IndexedFile>>,
-    by_path: HashMap<MemoryPath, u32>,
+    /// The empty slots of `files`; a new file takes the lowest. (Looking for it with a scan
+    /// made an index build quadratic in the notes.)
+    free_slots: BTreeSet<u32>,
+    /// FxHash: every note's path is looked up at each freshness scan, and the keys are the
+    /// workspace's own file names.
+    by_path: FxHashMap<MemoryPath, u32>,
     chunk_info: Vec<ChunkInfo>,
+    /// The freshness check (see `persist::CheckMark`) this index was found up to date at,
+    /// right after it was built; `None` otherwise. Not part of the file.
+    fresh_at_check: Option<u64>,
+    /// The checksum of the index file this index was loaded from.
+    checksum: Option<u64>,
 }
 
 impl MemoryIndex {
@@ -137,9 +151,27 @@ impl MemoryIndex {
             ranking,
             bm25: Bm25Index::new(),
             files: Vec::new(),
-            by_path: HashMap::new(),
+            free_slots: BTreeSet::new(),
+            by_path: FxHashMap::default(),
             chunk_info: Vec::new(),
+            fresh_at_check: None,
+            checksum: None,
         }
+    }
+
+    /// The freshness check this index was found up to date at, if any.
+    pub fn fresh_at_check(&self) -> Option<u64> {
+        self.fresh_at_check
+    }
+
+    /// Records that this index was found up to date at freshness check `check`.
+    pub fn set_fresh_at_check(&mut self, check: Option<u64>) {
+        self.fresh_at_check = check;
+    }
+
+    /// The checksum of the index file this index was loaded from, if it was.
+    pub fn loaded_checksum(&self) -> Option<u64> {
+        self.checksum
     }
 
     /// The store this index reads.

@@ -14,6 +14,8 @@ mod paths;
 mod persist;
 /// `USER.md` directives.
 mod prefs;
+/// The freshness scan of a warm start, overlapping the index load.
+mod scan;
 /// The MCP server: identity, capabilities and tool routing.
 mod server;
 /// The workspace, index and store behind the tools.

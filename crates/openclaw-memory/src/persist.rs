@@ -1,18 +1,24 @@
 //! Where the index is kept between processes, so that N sessions build it once. One file per
 //! workspace in the server's state directory (`OPENCLAW_MEMORY_STATE_DIR`, else
 //! `$XDG_STATE_HOME/openclaw-memory`, else `~/.local/state/openclaw-memory`), named by a hash
-//! of the canonical workspace path, with a lock file beside it.
+//! of the canonical workspace path, with a lock file beside it, and two small files that let
+//! processes which waited for another's build skip listing the notes ([`CheckMark`]): the last
+//! freshness check a build announced (`.check`), and the check the saved file passed with its
+//! checksum (`.fresh`).
 //!
 //! The file is only a cache: whatever goes wrong with it (missing, damaged, from another build,
 //! a symlink planted in its place) the index is built from the notes instead. Writes are atomic
 //! (a temporary file in the same directory, fsync, rename); the directory is 0700, the files
-//! 0600, and the index file is opened without following symlinks.
+//! 0600, and the index file is opened without following symlinks. A loaded index is the file
+//! mapped into memory and read in place ([`crate::index::mapped`]), so a file is never
+//! changed once written: a save always writes a new one and renames it over the old, which
+//! leaves other processes' mappings of the old one intact.
 
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write as _};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bridge_core::config::EnvLayer;
@@ -20,13 +26,14 @@ use rustix::fs::{FlockOperation, OFlags, flock};
 use sha2::{Digest, Sha256};
 
 use crate::index::MemoryIndex;
+use crate::index::mapped::Backing;
 use crate::index::rank::RankOptions;
 use crate::index::snapshot::SnapshotError;
 use crate::store::MemoryStore;
 
 /// Overrides where the index files are kept.
 pub const STATE_DIR_ENV: &str = "OPENCLAW_MEMORY_STATE_DIR";
-/// Largest index file read back; far above 50,000 notes (~150 MB), and a bound on a planted one.
+/// Largest index file used; far above 50,000 notes (~170 MB), and a bound on a planted one.
 const MAX_INDEX_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 /// How often a process waiting for another's build tries the lock again.
 const LOCK_POLL: Duration = Duration::from_millis(10);
@@ -73,6 +80,10 @@ pub struct IndexCache {
     dir: PathBuf,
     file: PathBuf,
     lock: PathBuf,
+    /// The number of the last freshness check a build announced ([`IndexCache::announce_check`]).
+    check: PathBuf,
+    /// The check number of a saved index that was found fresh at it, with that file's checksum.
+    fresh: PathBuf,
     /// The canonical workspace root, written into the file and checked on load.
     root: PathBuf,
 }
@@ -115,6 +126,8 @@ impl IndexCache {
             dir: state_dir.to_path_buf(),
             file: state_dir.join(format!("{key}.index")),
             lock: state_dir.join(format!("{key}.lock")),
+            check: state_dir.join(format!("{key}.check")),
+            fresh: state_dir.join(format!("{key}.fresh")),
             root,
         })
     }
@@ -143,7 +156,7 @@ impl IndexCache {
         Ok(())
     }
 
-    /// The saved index, checked, over `store`.
+    /// The saved index, mapped and checked (its checksum, then its table), over `store`.
     pub fn load(
         &self,
         store: MemoryStore,
@@ -166,18 +179,16 @@ impl IndexCache {
         if !meta.is_file() {
             return Err(PersistError::NotAFile(self.file.clone()));
         }
+        if meta.len() > MAX_INDEX_BYTES {
+            return Err(SnapshotError::NotAnIndex.into());
+        }
         let started = Instant::now();
-        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-        file.take(MAX_INDEX_BYTES)
-            .read_to_end(&mut bytes)
-            .map_err(|e| PersistError::io(&self.file, e))?;
-        let read_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let index = MemoryIndex::from_snapshot(&bytes, &self.root, store, ranking)?;
+        let backing = Arc::new(Backing::map(&file).map_err(|e| PersistError::io(&self.file, e))?);
+        let index = MemoryIndex::from_backing(&backing, &self.root, store, ranking)?;
         tracing::debug!(
-            bytes = bytes.len(),
-            read_ms,
-            decode_ms = started.elapsed().as_secs_f64() * 1000.0 - read_ms,
-            "memory index file read"
+            bytes = meta.len(),
+            open_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "memory index file mapped and checked"
         );
         Ok(index)
     }
@@ -190,7 +201,6 @@ impl IndexCache {
             Ok(meta) if !meta.is_file() => return Err(PersistError::NotAFile(self.file.clone())),
             _ => {}
         }
-        let bytes = index.to_snapshot(&self.root)?;
         let tmp = self.dir.join(format!(
             ".{}.{}.{:016x}.tmp",
             self.file
@@ -199,21 +209,34 @@ impl IndexCache {
             std::process::id(),
             fastrand::u64(..)
         ));
-        let written = (|| -> std::io::Result<()> {
+        let written = (|| -> std::io::Result<u64> {
             let mut file = OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .mode(0o600)
                 .custom_flags(OFlags::NOFOLLOW.bits().cast_signed())
                 .open(&tmp)?;
-            file.write_all(&bytes)?;
+            let checksum = index
+                .write_snapshot(&self.root, &mut file)
+                .map_err(std::io::Error::other)?;
             file.sync_all()?;
             std::fs::rename(&tmp, &self.file)?;
-            File::open(&self.dir)?.sync_all()
+            File::open(&self.dir)?.sync_all()?;
+            Ok(checksum)
         })();
-        if let Err(e) = written {
-            let _ignored = std::fs::remove_file(&tmp);
-            return Err(PersistError::io(&self.file, e));
+        let checksum = match written {
+            Ok(checksum) => checksum,
+            Err(e) => {
+                let _ignored = std::fs::remove_file(&tmp);
+                return Err(PersistError::io(&self.file, e));
+            }
+        };
+        // The check this very file passed (kept beside it: the file holds no such number, so
+        // that rebuilding the same notes writes the same bytes).
+        if let Some(check) = index.fresh_at_check()
+            && let Err(err) = self.write_small(&self.fresh, &format!("{check:016x}{checksum:016x}"))
+        {
+            tracing::debug!(%err, "could not record the index's freshness check");
         }
         Ok(())
     }
@@ -269,6 +292,116 @@ impl IndexCache {
             }
             std::thread::sleep(LOCK_POLL);
         }
+    }
+}
+
+/// What a process about to wait for another's build saw, once its change watch was set up, of
+/// the freshness checks builds announce ([`IndexCache::announce_check`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckMark {
+    /// No check announced yet, and no saved index.
+    Absent,
+    /// The number of the last announced check (they count up, under the lock).
+    Seen(u64),
+    /// Unreadable, or a saved index with no announcement beside it: the waiter lists.
+    Unknown,
+}
+
+impl CheckMark {
+    /// Whether an index found fresh at check `check` leaves this process nothing to list: the
+    /// check was announced after this mark was read, so after this process's watch was set
+    /// up. The build's own watch saw no change from before its listing until that check, and
+    /// this process's watch sees every change from before that check on.
+    pub fn covers(self, check: Option<u64>) -> bool {
+        match (self, check) {
+            (Self::Absent, Some(_)) => true,
+            (Self::Seen(seen), Some(check)) => check > seen,
+            (Self::Unknown, _) | (_, None) => false,
+        }
+    }
+}
+
+impl IndexCache {
+    /// Announces that this process (holding the lock) is about to check whether its just-built
+    /// index is still fresh: writes the next check number beside the index (atomically) and
+    /// returns it. `None` when it cannot be read or written (then nobody relies on it).
+    /// Numbers only grow, so an index checked earlier never passes for one checked later.
+    pub fn announce_check(&self) -> Option<u64> {
+        let check = match read_small(&self.check) {
+            Ok(None) => 1,
+            Ok(Some(text)) => parse_hex(&text)?.checked_add(1)?,
+            Err(()) => return None,
+        };
+        match self.write_small(&self.check, &format!("{check:016x}")) {
+            Ok(()) => Some(check),
+            Err(err) => {
+                tracing::debug!(%err, "could not announce the index freshness check");
+                None
+            }
+        }
+    }
+
+    /// The last announced check, read now. With none announced but a saved index (written
+    /// before announcements, or the announcement deleted), the mark is unknown.
+    pub fn check_mark(&self) -> CheckMark {
+        match read_small(&self.check) {
+            Ok(Some(text)) => parse_hex(&text).map_or(CheckMark::Unknown, CheckMark::Seen),
+            Ok(None) if std::fs::symlink_metadata(&self.file).is_err() => CheckMark::Absent,
+            Ok(None) | Err(()) => CheckMark::Unknown,
+        }
+    }
+
+    /// The check at which the index file with `checksum` was found fresh, when recorded.
+    pub fn fresh_check(&self, checksum: Option<u64>) -> Option<u64> {
+        let text = read_small(&self.fresh).ok()??;
+        let check = parse_hex(text.get(..16)?)?;
+        (parse_hex(text.get(16..)?) == checksum).then_some(check)
+    }
+
+    /// Writes a small state file atomically (a temporary file, then rename), 0600, never
+    /// through a symlink.
+    fn write_small(&self, path: &Path, text: &str) -> std::io::Result<()> {
+        let tmp = self.dir.join(format!(
+            ".{}.{}.tmp",
+            path.file_name()
+                .map_or_else(Default::default, |n| n.to_string_lossy()),
+            std::process::id()
+        ));
+        let written = (|| -> std::io::Result<()> {
+            let _stale = std::fs::remove_file(&tmp);
+            let mut file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(OFlags::NOFOLLOW.bits().cast_signed())
+                .open(&tmp)?;
+            std::io::Write::write_all(&mut file, text.as_bytes())?;
+            std::fs::rename(&tmp, path)
+        })();
+        if written.is_err() {
+            let _ignored = std::fs::remove_file(&tmp);
+        }
+        written
+    }
+}
+
+/// Sixteen hex digits.
+fn parse_hex(text: &str) -> Option<u64> {
+    (text.len() == 16)
+        .then(|| u64::from_str_radix(text, 16).ok())
+        .flatten()
+}
+
+/// A small state file's text: `None` when missing, `Err` when unreadable or not a plain file.
+fn read_small(path: &Path) -> Result<Option<String>, ()> {
+    let mut text = String::new();
+    let read = open_nofollow(path, OFlags::RDONLY).and_then(|file| {
+        std::io::Read::read_to_string(&mut std::io::Read::take(file, 64), &mut text)
+    });
+    match read {
+        Ok(_) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(_) => Err(()),
     }
 }
 
@@ -331,6 +464,44 @@ mod tests {
     }
 
     #[test]
+    fn a_loaded_index_keeps_answering_after_another_save_replaces_its_file() {
+        let home = TempDir::new().unwrap();
+        let ws = home.path().join("ws");
+        let index = indexed(&ws);
+        let cache = IndexCache::new(&home.path().join("state"), &ws).unwrap();
+        cache.save(&index).unwrap();
+        let loaded = cache
+            .load(MemoryStore::new(ws.clone()), RankOptions::default())
+            .unwrap();
+        let before = loaded.search("router", 5, None);
+        // Another process saves a changed index over the mapped file.
+        std::fs::write(ws.join("MEMORY.md"), "- The router is a Ubiquiti now.\n").unwrap();
+        let mut changed = MemoryIndex::new(MemoryStore::new(ws), RankOptions::default());
+        changed.refresh().unwrap();
+        cache.save(&changed).unwrap();
+        assert_eq!(loaded.search("router", 5, None), before);
+        assert!(before[0].snippet.contains("MikroTik"), "{before:?}");
+    }
+
+    #[test]
+    fn an_empty_or_short_index_file_is_refused() {
+        let home = TempDir::new().unwrap();
+        let ws = home.path().join("ws");
+        let index = indexed(&ws);
+        let cache = IndexCache::new(&home.path().join("state"), &ws).unwrap();
+        cache.save(&index).unwrap();
+        for len in [0, 7, 60] {
+            let bytes = std::fs::read(cache.path()).unwrap();
+            std::fs::write(cache.path(), &bytes[..len.min(bytes.len())]).unwrap();
+            assert!(matches!(
+                cache.load(MemoryStore::new(ws.clone()), RankOptions::default()),
+                Err(PersistError::Snapshot(_))
+            ));
+            cache.save(&index).unwrap();
+        }
+    }
+
+    #[test]
     fn a_symlink_in_place_of_the_index_is_neither_read_nor_replaced() {
         let home = TempDir::new().unwrap();
         let ws = home.path().join("ws");
@@ -355,6 +526,37 @@ mod tests {
                 .is_symlink()
         );
         assert_eq!(std::fs::read(&elsewhere).unwrap(), before);
+    }
+
+    #[test]
+    fn only_a_check_announced_after_the_mark_was_read_covers_the_reader() {
+        let home = TempDir::new().unwrap();
+        let ws = home.path().join("ws");
+        let mut index = indexed(&ws);
+        let cache = IndexCache::new(&home.path().join("state"), &ws).unwrap();
+        cache.ensure_dir().unwrap();
+        let before = cache.check_mark();
+        assert_eq!(before, CheckMark::Absent);
+        let first = cache.announce_check();
+        assert_eq!(first, Some(1));
+        assert!(before.covers(first));
+        let seen = cache.check_mark();
+        assert_eq!(seen, CheckMark::Seen(1));
+        assert!(!seen.covers(first), "checked before the mark was read");
+        let second = cache.announce_check();
+        assert!(seen.covers(second));
+        assert!(!seen.covers(None));
+        // The number is tied to the very file saved with it.
+        index.set_fresh_at_check(second);
+        cache.save(&index).unwrap();
+        let loaded = cache
+            .load(MemoryStore::new(ws), RankOptions::default())
+            .unwrap();
+        assert_eq!(cache.fresh_check(loaded.loaded_checksum()), second);
+        assert_eq!(cache.fresh_check(Some(0)), None);
+        // A saved index with no announcement beside it could come from any check.
+        std::fs::remove_file(&cache.check).unwrap();
+        assert_eq!(cache.check_mark(), CheckMark::Unknown);
     }
 
     #[test]

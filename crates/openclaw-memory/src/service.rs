@@ -10,9 +10,10 @@ use bridge_core::config::EnvLayer;
 use bridge_core::sync::lock;
 
 use crate::index::rank::RankOptions;
-use crate::index::{LocalHit, MemoryIndex};
+use crate::index::{LocalHit, MemoryIndex, RefreshStats};
 use crate::paths::MemoryPath;
 use crate::persist::{CacheLock, IndexCache, PersistError, state_dir};
+use crate::scan::EarlyScan;
 use crate::store::{MAX_FILE_BYTES, MemoryStore, StoreError};
 use crate::watch::ChangeWatch;
 use crate::workspace::{Discovery, DiscoveryInput, Workspace, discover};
@@ -149,9 +150,11 @@ impl MemoryService {
         let cache = state_dir(&self.env).and_then(|dir| IndexCache::new(&dir, &workspace.root));
         let Some(cache) = cache else {
             tracing::debug!("no state directory for the memory index; keeping it in memory");
-            return build(store, ranking, watch, workspace, None, "no state directory");
+            let scan = EarlyScan::Idle(watch);
+            return build(store, ranking, scan, workspace, None, "no state directory");
         };
         let started = Instant::now();
+        let mut watch = EarlyScan::start(watch, &store, cache.path());
         let loaded = match cache.load(store.clone(), ranking) {
             Ok(index) => Ok(index),
             Err(PersistError::NotAFile(path)) => {
@@ -166,6 +169,11 @@ impl MemoryService {
                 if !matches!(err, PersistError::Missing) {
                     tracing::info!(%err, "not using the saved memory index");
                 }
+                // Watch before looking for another process's build: if that build is found
+                // fresh after this, this process's watch sees every change since, and it
+                // need not list the notes again (`CheckMark::covers`).
+                let (scan, mark) = watch.watching(&workspace.root, &cache);
+                watch = scan;
                 // Build only when no other process is at it; otherwise wait for its save
                 // and load that (many waiters load at once: nobody holds the lock then).
                 let mut held = match cache.lock(Duration::ZERO) {
@@ -183,7 +191,10 @@ impl MemoryService {
                         return build(store, ranking, watch, workspace, None, "lock wait ran out");
                     }
                     if let Ok(index) = cache.load(store.clone(), ranking) {
-                        return Self::loaded(index, watch, workspace, cache, started, None);
+                        let covered = mark.covers(cache.fresh_check(index.loaded_checksum()));
+                        return Self::loaded(
+                            index, watch, workspace, cache, started, None, covered,
+                        );
                     }
                     // The other process did not leave a usable index: build it here.
                     held = cache.lock(LOCK_WAIT).ok().flatten();
@@ -206,24 +217,35 @@ impl MemoryService {
                 (index, Some(held))
             }
         };
-        Self::loaded(index, watch, workspace, cache, started, held)
+        Self::loaded(index, watch, workspace, cache, started, held, false)
     }
 
     /// A loaded index brought up to date with the notes, saved when that changed anything
-    /// (under `held` when the caller holds the lock).
+    /// (under `held` when the caller holds the lock). `covered`: the index was found fresh
+    /// after `scan`'s watch was set up, so it is up to date but for what that watch reports
+    /// at the first search, and the notes are not listed again.
     fn loaded(
         mut index: MemoryIndex,
-        mut watch: ChangeWatch,
+        scan: EarlyScan,
         workspace: &Workspace,
         cache: IndexCache,
         started: Instant,
         held: Option<CacheLock>,
+        covered: bool,
     ) -> Result<LiveIndex, ServiceError> {
-        watch.watch(&workspace.root);
-        let refreshed = index.refresh()?;
+        let (watch, listing) = scan.finish(&workspace.root);
+        let refreshed = match listing {
+            _ if covered => RefreshStats {
+                unchanged: index.file_count(),
+                ..RefreshStats::default()
+            },
+            Some(listing) => index.refresh_listed(listing)?,
+            None => index.refresh()?,
+        };
         tracing::debug!(
             ?refreshed,
             files = index.file_count(),
+            listed = !covered,
             took_ms = started.elapsed().as_millis(),
             path = %cache.path().display(),
             "memory index loaded"
@@ -257,15 +279,34 @@ impl MemoryService {
 fn build(
     store: MemoryStore,
     ranking: RankOptions,
-    mut watch: ChangeWatch,
+    scan: EarlyScan,
     workspace: &Workspace,
     cache: Option<IndexCache>,
     why: &str,
 ) -> Result<LiveIndex, ServiceError> {
     let started = Instant::now();
     let mut index = MemoryIndex::new(store, ranking);
-    watch.watch(&workspace.root);
-    let refreshed = index.refresh()?;
+    let (mut watch, listing) = scan.finish(&workspace.root);
+    let mut refreshed = match listing {
+        Some(listing) => index.refresh_listed(listing)?,
+        None => index.refresh()?,
+    };
+    // The watch was set up before the listing: with no change since, the index is exact as
+    // of this check. Announced first, so that processes watching since before the
+    // announcement, waiting for this build, need not list the notes again.
+    if let Some(cache) = cache.as_ref()
+        && watch.is_live()
+    {
+        let check = cache.announce_check();
+        if watch.needs_scan() {
+            watch.watch(&workspace.root);
+            let again = index.refresh()?;
+            refreshed.indexed += again.indexed;
+            refreshed.removed += again.removed;
+        } else {
+            index.set_fresh_at_check(check);
+        }
+    }
     tracing::debug!(
         ?refreshed,
         files = index.file_count(),

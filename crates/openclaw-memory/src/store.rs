@@ -4,7 +4,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
@@ -132,7 +132,8 @@ impl OpenWorkspace {
     }
 
     /// Every indexable memory file (`MEMORY.md`, `USER.md`, `DREAMS.md`, `memory/**/*.md`)
-    /// with its stamp, sorted by path. Symlinks are skipped; a missing `memory/` is empty.
+    /// with its stamp, in no particular order (a warm start lists 50,000 notes and needs only
+    /// the changed ones in order). Symlinks are skipped; a missing `memory/` is empty.
     pub fn list_indexable(&mut self) -> Result<Vec<(MemoryPath, FileStamp)>, StoreError> {
         let mut out = Vec::new();
         for name in TOP_LEVEL_FILES {
@@ -156,7 +157,6 @@ impl OpenWorkspace {
             let dir = self.memory_dir(MEMORY_DIR)?;
             walk(dir, "", 0, &mut out)?;
         }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
     }
 }
@@ -174,6 +174,7 @@ fn walk(
         path: format!("{MEMORY_DIR}/{prefix}"),
         source,
     })?;
+    let mut notes = Vec::new();
     for entry in entries {
         let Ok(entry) = entry else { continue };
         let Ok(name) = entry.file_name().into_string() else {
@@ -195,12 +196,79 @@ fn walk(
             && std::path::Path::new(&name)
                 .extension()
                 .is_some_and(|ext| ext.eq_ignore_ascii_case("md"))
-            && let Ok(meta) = entry.metadata()
         {
-            out.push((MemoryPath::Note(rel), stamp(&meta)));
+            notes.push((rel, name));
         }
     }
+    stat_notes(dir, notes, out);
     Ok(())
+}
+
+/// Notes in one folder from which they are stat'ed on several threads: starting a thread costs
+/// tens of microseconds, a stat one to a few, and a warm start is mostly these stats.
+const PARALLEL_STAT_MIN: usize = 512;
+/// Most threads stat'ing one folder's notes.
+const MAX_STAT_THREADS: usize = 4;
+
+/// Stamps `notes` (path under `memory/`, name in `dir`) into `out`, skipping any that is no
+/// longer a regular file (a symlink is never followed: the name is one component, stat'ed
+/// relative to `dir` without following it).
+fn stat_notes(dir: &Dir, notes: Vec<(String, String)>, out: &mut Vec<(MemoryPath, FileStamp)>) {
+    let one = |(rel, name): (String, String)| {
+        let st =
+            rustix::fs::statat(dir, name.as_str(), rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        (rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile)
+            .then(|| (MemoryPath::Note(rel), stat_stamp(&st)))
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(MAX_STAT_THREADS);
+    if notes.len() < PARALLEL_STAT_MIN || threads < 2 {
+        out.extend(notes.into_iter().filter_map(one));
+        return;
+    }
+    let per_thread = notes.len().div_ceil(threads);
+    let mut notes = notes.into_iter();
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = (0..threads)
+            .map(|_| {
+                let part: Vec<(String, String)> = notes.by_ref().take(per_thread).collect();
+                scope.spawn(move || part.into_iter().filter_map(one).collect::<Vec<_>>())
+            })
+            .collect();
+        for part in parts {
+            match part.join() {
+                Ok(stamped) => out.extend(stamped),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+    });
+}
+
+/// A note's stamp from `statat` (top-level files get theirs through cap-std, [`stamp`]; each
+/// kind of path always from the same one, so stamps compare equal when nothing changed).
+fn stat_stamp(st: &rustix::fs::Stat) -> FileStamp {
+    let since_epoch = |secs: i64, nanos: Option<u32>| {
+        let nanos = nanos?;
+        match u64::try_from(secs) {
+            Ok(secs) => SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs, nanos)),
+            Err(_) => SystemTime::UNIX_EPOCH
+                .checked_sub(Duration::from_secs(secs.unsigned_abs()))?
+                .checked_add(Duration::from_nanos(u64::from(nanos))),
+        }
+    };
+    FileStamp {
+        len: u64::try_from(st.st_size).unwrap_or(0),
+        #[expect(
+            clippy::useless_conversion,
+            reason = "the fields' integer types differ between targets"
+        )]
+        modified: since_epoch(
+            i64::try_from(st.st_mtime).unwrap_or(0),
+            u32::try_from(st.st_mtime_nsec).ok(),
+        ),
+        inode: st.st_ino,
+    }
 }
 
 fn stamp(meta: &cap_std::fs::Metadata) -> FileStamp {
@@ -310,12 +378,13 @@ mod tests {
     #[test]
     fn lists_memory_markdown_only() {
         let (_dir, store) = workspace();
-        let listed: Vec<String> = store
+        let mut listed: Vec<String> = store
             .list_indexable()
             .unwrap()
             .into_iter()
             .map(|(p, _)| p.to_string())
             .collect();
+        listed.sort_unstable();
         assert_eq!(
             listed,
             ["MEMORY.md", "memory/2026-01-01.md", "memory/imports/a.md"]

@@ -372,6 +372,53 @@ fn eight_processes_started_at_once_build_the_index_once() -> anyhow::Result<()> 
 }
 
 #[test]
+fn a_note_changed_while_eight_processes_start_is_seen_by_every_one() -> anyhow::Result<()> {
+    // Processes that waited for another's build may skip listing the notes (when that build
+    // was found unchanged after they began watching); a change made meanwhile, before, during
+    // or after the build, must still reach every one of them by their next search.
+    let mut fx = Fixture::new()?;
+    for i in 0..2_000 {
+        fx.write(
+            &format!("memory/2025-01-01-{i}.md"),
+            &format!("- entry {i} about gardening, invoices and the weather\n"),
+        )?;
+    }
+    let logs: Vec<PathBuf> = (0..8).map(|_| fx.log()).collect();
+    let (home, ws, state) = (fx.home.path().to_path_buf(), fx.ws(), fx.state());
+    let changed = std::sync::Arc::new(std::sync::Barrier::new(9));
+    let threads: Vec<_> = logs
+        .into_iter()
+        .map(|log| {
+            let (home, ws, state) = (home.clone(), ws.clone(), state.clone());
+            let changed = std::sync::Arc::clone(&changed);
+            std::thread::spawn(move || -> anyhow::Result<(Value, String)> {
+                let first = Server::start(&home, &ws, Some(&state), &log)
+                    .and_then(|mut server| server.search("router").map(|_| server));
+                // Every thread reaches the barrier, so a failed start cannot hang the others.
+                changed.wait();
+                let mut server = first?;
+                let hits = server.search("zyxwvutsr")?;
+                Ok((hits, server.stop()?))
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    fx.write(
+        "memory/2026-03-01.md",
+        "- Travel to Lisbon next week; the code word is zyxwvutsr.\n",
+    )?;
+    changed.wait();
+    for thread in threads {
+        let (hits, log) = thread
+            .join()
+            .map_err(|_| anyhow::anyhow!("a server thread panicked"))??;
+        let text = serde_json::to_string(&hits)?;
+        assert!(text.contains("memory/2026-03-01.md"), "{text}\n{log}");
+    }
+    Ok(())
+}
+
+#[test]
 fn a_damaged_index_file_is_rebuilt_and_every_search_answers_as_a_fresh_build() -> anyhow::Result<()>
 {
     let mut fx = Fixture::new()?;

@@ -8,6 +8,8 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::index::mapped::Ids;
+
 /// BM25 term-frequency saturation; 1.2 is the textbook value (and SQLite FTS5's).
 const K1: f32 = 1.2;
 /// BM25 length normalisation; 0.75 is the textbook value (and SQLite FTS5's).
@@ -18,36 +20,35 @@ pub type TermId = u32;
 /// A chunk's slot in the index.
 pub type ChunkId = u32;
 
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
-struct Posting {
-    chunk: ChunkId,
-    tf: u32,
+#[derive(Debug, Clone)]
+pub(crate) struct ChunkSlot {
+    /// Distinct terms with their counts, as `[term, count, term, count, …]`; kept to undo
+    /// document frequencies on removal and to rebuild postings.
+    pub(crate) terms: Ids,
+    pub(crate) len: u32,
+    pub(crate) alive: bool,
 }
 
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct ChunkSlot {
-    /// Distinct terms with their counts; kept to undo document frequencies on removal and to
-    /// rebuild postings.
-    terms: Vec<(TermId, u32)>,
-    len: u32,
-    alive: bool,
+impl ChunkSlot {
+    fn terms(&self) -> impl Iterator<Item = (TermId, u32)> + '_ {
+        self.terms.chunks_exact(2).map(|p| (p[0], p[1]))
+    }
 }
 
-/// An inverted index over chunks. Persisted as it is (the vocabulary as its terms in id order),
-/// so a loaded index scores exactly as the one that was saved.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+/// An inverted index over chunks. Saved with the index file as flat blocks read in place
+/// ([`crate::index::snapshot`]), so a loaded index scores exactly as the one that was saved.
+#[derive(Debug, Default)]
 pub struct Bm25Index {
     /// FxHash: interning every token of every note is the hottest loop of an index build, and
     /// the keys are our own note text, not attacker-chosen hash-flooding input.
-    #[serde(with = "vocabulary_in_id_order")]
-    vocabulary: FxHashMap<Box<str>, TermId>,
-    /// Not persisted: rebuilt from the chunks' terms on load ([`Self::rebuild_postings`]).
-    #[serde(skip)]
-    postings: Vec<Vec<Posting>>,
-    doc_freq: Vec<u32>,
-    chunks: Vec<ChunkSlot>,
-    live_chunks: u32,
-    live_len: u64,
+    pub(crate) vocabulary: FxHashMap<Box<str>, TermId>,
+    /// Per term, the chunks holding it with its count there, as `[chunk, tf, chunk, tf, …]` in
+    /// chunk order (dead chunks included until a compaction).
+    pub(crate) postings: Vec<Ids>,
+    pub(crate) doc_freq: Vec<u32>,
+    pub(crate) chunks: Vec<ChunkSlot>,
+    pub(crate) live_chunks: u32,
+    pub(crate) live_len: u64,
 }
 
 impl Bm25Index {
@@ -68,7 +69,7 @@ impl Bm25Index {
         }
         let id = TermId::try_from(self.postings.len()).unwrap_or(TermId::MAX);
         self.vocabulary.insert(term.into(), id);
-        self.postings.push(Vec::new());
+        self.postings.push(Ids::default());
         self.doc_freq.push(0);
         id
     }
@@ -76,21 +77,22 @@ impl Bm25Index {
     /// Adds a chunk given the term ids of its tokens (repeats count); returns its id.
     pub fn add_chunk(&mut self, tokens: &mut [TermId]) -> ChunkId {
         tokens.sort_unstable();
-        let mut terms: Vec<(TermId, u32)> = Vec::new();
+        let mut terms: Vec<u32> = Vec::new();
         for &t in tokens.iter() {
-            match terms.last_mut() {
-                Some((last, n)) if *last == t => *n += 1,
-                _ => terms.push((t, 1)),
+            match terms.len() {
+                n if n >= 2 && terms[n - 2] == t => terms[n - 1] += 1,
+                _ => terms.extend([t, 1]),
             }
         }
         let id = ChunkId::try_from(self.chunks.len()).unwrap_or(ChunkId::MAX);
-        for &(term, tf) in &terms {
-            self.postings[term as usize].push(Posting { chunk: id, tf });
-            self.doc_freq[term as usize] += 1;
+        for pair in terms.chunks_exact(2) {
+            let (term, tf) = (pair[0] as usize, pair[1]);
+            self.postings[term].make_mut().extend([id, tf]);
+            self.doc_freq[term] += 1;
         }
         let len = u32::try_from(tokens.len()).unwrap_or(u32::MAX);
         self.chunks.push(ChunkSlot {
-            terms,
+            terms: terms.into(),
             len,
             alive: true,
         });
@@ -112,8 +114,10 @@ impl Bm25Index {
             slot.alive = false;
             self.live_chunks -= 1;
             self.live_len -= u64::from(slot.len);
-            for &(term, _) in &slot.terms {
-                self.doc_freq[term as usize] -= 1;
+            for (term, _) in slot.terms() {
+                if let Some(df) = self.doc_freq.get_mut(term as usize) {
+                    *df -= 1;
+                }
             }
         }
         let dead = self.chunks.len() as u64 - u64::from(self.live_chunks);
@@ -132,64 +136,53 @@ impl Bm25Index {
             }
         }
         for list in &mut self.postings {
-            list.clear();
+            *list = Ids::default();
         }
         for (id, slot) in kept.iter().enumerate() {
             let chunk = ChunkId::try_from(id).unwrap_or(ChunkId::MAX);
-            for &(term, tf) in &slot.terms {
-                self.postings[term as usize].push(Posting { chunk, tf });
+            for (term, tf) in slot.terms() {
+                if let Some(list) = self.postings.get_mut(term as usize) {
+                    list.make_mut().extend([chunk, tf]);
+                }
             }
         }
         self.chunks = kept;
         remap
     }
 
-    /// Rebuilds the postings of a loaded index from its chunks' terms, in chunk order, which
-    /// is the order `add_chunk` and `compact` leave them in (dead chunks included, as before a
-    /// compaction): the very lists that were saved. False when a chunk names a term outside
-    /// the vocabulary.
-    pub fn rebuild_postings(&mut self) -> bool {
-        let terms = self.vocabulary.len();
-        let mut sizes = vec![0_usize; terms];
-        for slot in &self.chunks {
-            for &(term, _) in &slot.terms {
-                let Some(size) = sizes.get_mut(term as usize) else {
-                    return false;
-                };
-                *size += 1;
-            }
-        }
-        self.postings = sizes.into_iter().map(Vec::with_capacity).collect();
-        for (id, slot) in self.chunks.iter().enumerate() {
-            let chunk = ChunkId::try_from(id).unwrap_or(ChunkId::MAX);
-            for &(term, tf) in &slot.terms {
-                self.postings[term as usize].push(Posting { chunk, tf });
-            }
-        }
-        true
-    }
-
     /// Whether a loaded index holds together: every id in range, counts that add up. A
     /// checksum catches a damaged file; this catches one written by different code, so that
-    /// a bad file means a rebuild, never an out-of-range panic.
-    pub fn is_consistent(&self) -> bool {
+    /// a bad file means a rebuild, never an out-of-range panic. Linear in the postings, which
+    /// it reads as flat `u32`s in place.
+    pub fn holds_together(&self) -> bool {
         let terms = self.postings.len();
+        let slots = self.chunks.len();
         let ids_dense = self.vocabulary.len() == terms
+            && self.doc_freq.len() == terms
             && self.vocabulary.values().all(|&id| (id as usize) < terms);
-        let live: Vec<&ChunkSlot> = self.chunks.iter().filter(|s| s.alive).collect();
-        let mut doc_freq = vec![0_u32; terms];
-        for slot in &live {
-            for &(term, _) in &slot.terms {
-                if let Some(df) = doc_freq.get_mut(term as usize) {
-                    *df += 1;
-                }
+        let chunk_terms_ok = self.chunks.iter().all(|slot| {
+            slot.terms.len() % 2 == 0 && slot.terms().all(|(term, _)| (term as usize) < terms)
+        });
+        let postings_ok = self.postings.iter().all(|list| {
+            list.len() % 2 == 0 && list.chunks_exact(2).all(|p| (p[0] as usize) < slots)
+        });
+        let live = self.chunks.iter().filter(|s| s.alive);
+        ids_dense
+            && chunk_terms_ok
+            && postings_ok
+            && live.clone().count() == self.live_chunks as usize
+            && live.map(|s| u64::from(s.len)).sum::<u64>() == self.live_len
+    }
+
+    /// The vocabulary's terms in id order (ids are dense, assigned in order).
+    pub fn terms_in_id_order(&self) -> Vec<&str> {
+        let mut terms: Vec<&str> = vec![""; self.vocabulary.len()];
+        for (term, &id) in &self.vocabulary {
+            if let Some(slot) = terms.get_mut(id as usize) {
+                *slot = term;
             }
         }
-        // Chunk terms were checked against the vocabulary by `rebuild_postings`.
-        ids_dense
-            && self.doc_freq == doc_freq
-            && live.len() == self.live_chunks as usize
-            && live.iter().map(|s| u64::from(s.len)).sum::<u64>() == self.live_len
+        terms
     }
 
     /// Whether chunk `id` exists and was not removed.
@@ -246,52 +239,18 @@ impl Bm25Index {
         }
         let idf = self.idf(term) * weight;
         let avg_len = self.live_len as f32 / self.live_chunks as f32;
-        for posting in &self.postings[term as usize] {
-            let slot = &self.chunks[posting.chunk as usize];
-            if !slot.alive {
+        let Some(list) = self.postings.get(term as usize) else {
+            return;
+        };
+        for posting in list.chunks_exact(2) {
+            let (chunk, tf) = (posting[0] as usize, posting[1] as f32);
+            let Some(slot) = self.chunks.get(chunk).filter(|s| s.alive) else {
                 continue;
-            }
-            let tf = posting.tf as f32;
+            };
             let norm = K1 * (1.0 - B + B * slot.len as f32 / avg_len.max(1.0));
-            scores[posting.chunk as usize] += idf * tf * (K1 + 1.0) / (tf + norm);
-            covered[posting.chunk as usize] += idf;
+            scores[chunk] += idf * tf * (K1 + 1.0) / (tf + norm);
+            covered[chunk] += idf;
         }
-    }
-}
-
-/// The vocabulary on disk: its terms in id order (ids are dense, assigned in order), read back
-/// into the map by inserting them in that order.
-mod vocabulary_in_id_order {
-    use rustc_hash::FxHashMap;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    use super::TermId;
-
-    pub fn serialize<S: Serializer>(
-        map: &FxHashMap<Box<str>, TermId>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        let mut terms: Vec<&str> = vec![""; map.len()];
-        for (term, &id) in map {
-            if let Some(slot) = terms.get_mut(id as usize) {
-                *slot = term;
-            }
-        }
-        terms.serialize(serializer)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<FxHashMap<Box<str>, TermId>, D::Error> {
-        let terms = Vec::<Box<str>>::deserialize(deserializer)?;
-        let mut map = FxHashMap::default();
-        for (id, term) in terms.into_iter().enumerate() {
-            let id = TermId::try_from(id).map_err(serde::de::Error::custom)?;
-            if map.insert(term, id).is_some() {
-                return Err(serde::de::Error::custom("a term appears twice"));
-            }
-        }
-        Ok(map)
     }
 }
 
@@ -318,31 +277,17 @@ mod tests {
     }
 
     #[test]
-    fn a_saved_index_rebuilds_the_same_postings() {
+    fn removals_and_compaction_keep_the_index_whole() {
         let mut index = Bm25Index::new();
         let ids: Vec<ChunkId> = (0..100)
             .map(|i| add(&mut index, &format!("word{i} shared w{}", i % 7)))
             .collect();
-        let check = |index: &Bm25Index| {
-            let mut loaded: Bm25Index =
-                postcard::from_bytes(&postcard::to_stdvec(index).unwrap()).unwrap();
-            assert!(loaded.rebuild_postings() && loaded.is_consistent());
-            for (a, b) in index.postings.iter().zip(&loaded.postings) {
-                let pairs = |l: &[Posting]| l.iter().map(|p| (p.chunk, p.tf)).collect::<Vec<_>>();
-                assert_eq!(pairs(a), pairs(b));
-            }
-            assert_eq!(index.postings.len(), loaded.postings.len());
-            assert_eq!(
-                scores(index, "shared w3 word5"),
-                scores(&loaded, "shared w3 word5")
-            );
-        };
-        check(&index);
-        // Dead chunks still in the postings, then after a compaction.
+        assert!(index.holds_together());
         assert_eq!(index.remove_chunks(&ids[..10]), None);
-        check(&index);
+        assert!(index.holds_together());
         assert!(index.remove_chunks(&ids[10..80]).is_some());
-        check(&index);
+        assert!(index.holds_together());
+        assert_eq!(index.doc_freq(index.term_id("shared").unwrap()), 20);
     }
 
     #[test]

@@ -2,20 +2,28 @@
 //! modification times through the confined store), then only new and changed files are read,
 //! chunked and tokenized; removed files leave dead chunks that are compacted away in bulk.
 
-use std::sync::Arc;
-
 use crate::index::bm25::{ChunkId, TermId};
-use crate::index::chunk::{LineRange, chunk_lines};
+use crate::index::chunk::LineRange;
+use crate::index::mapped::Text;
+use crate::index::prepare::{PARALLEL_MIN_FILES, Prepared, ahead};
 use crate::index::{ChunkInfo, IndexedFile, MemoryIndex, RefreshStats};
 use crate::paths::MemoryPath;
-use crate::store::{FileStamp, MAX_FILE_BYTES, StoreError};
+use crate::store::{FileStamp, StoreError};
 
 impl MemoryIndex {
     /// Brings the index up to date with the workspace: one listing (sizes and modification
     /// times, read through the confined store), then only new and changed files are read.
     pub fn refresh(&mut self) -> Result<RefreshStats, StoreError> {
-        let mut open = self.store.open()?;
-        let listing = open.list_indexable()?;
+        let listing = self.store.open()?.list_indexable()?;
+        self.refresh_listed(listing)
+    }
+
+    /// [`Self::refresh`] with a listing already taken (sizes, modification times and inodes of
+    /// every indexable file, from [`MemoryStore::list_indexable`](crate::store::MemoryStore)).
+    pub fn refresh_listed(
+        &mut self,
+        listing: Vec<(MemoryPath, FileStamp)>,
+    ) -> Result<RefreshStats, StoreError> {
         let mut stats = RefreshStats::default();
         let mut seen = vec![false; self.files.len()];
         let mut changed = Vec::new();
@@ -34,33 +42,44 @@ impl MemoryIndex {
                 None => changed.push((path, stamp, None)),
             }
         }
-        let gone: Vec<u32> = self
-            .by_path
-            .values()
-            .copied()
-            .filter(|&slot| !seen[slot as usize])
+        // In slot order: which removal compacts, and so the chunk ids that follow, does not
+        // depend on a hash map's order.
+        let gone: Vec<u32> = (0..self.files.len())
+            .filter(|&slot| self.files[slot].is_some() && !seen[slot])
+            .filter_map(|slot| u32::try_from(slot).ok())
             .collect();
         for slot in gone {
             self.remove_file(slot);
             stats.removed += 1;
         }
-        for (path, stamp, old_slot) in changed {
-            if let Some(slot) = old_slot {
-                self.remove_file(slot);
-            }
-            match open.read(&path, MAX_FILE_BYTES) {
-                Ok(text) => {
-                    self.add_file(path, stamp, text.into());
-                    stats.indexed += 1;
-                }
-                Err(err) => {
-                    tracing::debug!(%path, %err, "not indexing memory file");
-                    if old_slot.is_some() {
-                        stats.removed += 1;
-                    }
-                }
-            }
+        // In path order, whatever the listing's: which slot and chunk ids a file gets must not
+        // depend on the order a directory lists its entries in.
+        changed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        if changed.is_empty() {
+            return Ok(stats);
         }
+        let mut open = self.store.open()?;
+        if changed.len() < PARALLEL_MIN_FILES {
+            for (path, stamp, old_slot) in changed {
+                let prepared = Prepared::read(&mut open, &path, &self.analyzer, self.chunking);
+                self.apply(path, stamp, old_slot, prepared, &mut stats);
+            }
+            return Ok(stats);
+        }
+        // Many files (a build): read and split them into words on a second thread, ahead of
+        // this one, which assigns term ids and fills the index in the same order as above.
+        let paths = changed.iter().map(|(path, _, _)| path.clone()).collect();
+        let (analyzer, chunking) = (self.analyzer.clone(), self.chunking);
+        std::thread::scope(|scope| {
+            let prepared = ahead(scope, open, paths, analyzer, chunking);
+            for (path, stamp, old_slot) in changed {
+                let Ok(next) = prepared.recv() else {
+                    // The thread stopped (it panicked; the scope passes the panic on).
+                    break;
+                };
+                self.apply(path, stamp, old_slot, next, &mut stats);
+            }
+        });
         Ok(stats)
     }
 
@@ -68,6 +87,7 @@ impl MemoryIndex {
         let Some(file) = self.files[slot as usize].take() else {
             return;
         };
+        self.free_slots.insert(slot);
         self.by_path.remove(&file.path);
         if let Some(remap) = self.bm25.remove_chunks(&file.chunks) {
             self.apply_remap(&remap);
@@ -97,50 +117,55 @@ impl MemoryIndex {
         }
     }
 
-    fn add_file(&mut self, path: MemoryPath, stamp: FileStamp, text: Arc<str>) {
-        let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        if line_starts.last() == Some(&text.len()) && !text.is_empty() {
-            line_starts.pop();
+    /// Replaces the file in `old_slot` (if any) with `prepared`, or drops it when unreadable.
+    fn apply(
+        &mut self,
+        path: MemoryPath,
+        stamp: FileStamp,
+        old_slot: Option<u32>,
+        prepared: Result<Prepared, StoreError>,
+        stats: &mut RefreshStats,
+    ) {
+        if let Some(slot) = old_slot {
+            self.remove_file(slot);
         }
-        let slot = if let Some(free) = self.files.iter().position(Option::is_none) {
-            free
+        match prepared {
+            Ok(prepared) => {
+                self.add_file(path, stamp, prepared);
+                stats.indexed += 1;
+            }
+            Err(err) => {
+                tracing::debug!(%path, %err, "not indexing memory file");
+                if old_slot.is_some() {
+                    stats.removed += 1;
+                }
+            }
+        }
+    }
+
+    fn add_file(&mut self, path: MemoryPath, stamp: FileStamp, prepared: Prepared) {
+        let slot = if let Some(free) = self.free_slots.pop_first() {
+            free as usize
         } else {
             self.files.push(None);
             self.files.len() - 1
         };
         let slot_id = u32::try_from(slot).unwrap_or(u32::MAX);
-        let (superseded, directives) = marked_lines(&path, &text);
-        let mut file = IndexedFile {
-            day: path.note_day(),
-            path: path.clone(),
-            stamp,
-            text,
-            line_starts,
-            chunks: Vec::new(),
-            terms: Vec::new(),
-            term_starts: Vec::new(),
-            superseded,
-            directives,
-        };
-        let lines: Vec<&str> = (0..file.line_count()).map(|i| file.line(i)).collect();
-        let mut terms: Vec<TermId> = Vec::with_capacity(file.text.len() / 6);
-        let mut term_starts: Vec<u32> = Vec::with_capacity(lines.len() + 1);
-        for line in &lines {
-            term_starts.push(u32::try_from(terms.len()).unwrap_or(u32::MAX));
-            let (lexicon, bm25) = (&mut self.lexicon, &mut self.bm25);
-            self.analyzer
-                .for_each_term(line, |word| terms.push(lexicon.intern(word, bm25)));
-        }
-        term_starts.push(u32::try_from(terms.len()).unwrap_or(u32::MAX));
-        let ranges = chunk_lines(&lines, self.chunking);
+        let mut terms: Vec<TermId> = Vec::with_capacity(prepared.word_ends.len());
+        let (lexicon, bm25) = (&mut self.lexicon, &mut self.bm25);
+        terms.extend(prepared.words().map(|word| lexicon.intern(word, bm25)));
+        // Each line's first term is its first word.
+        let term_starts = prepared.line_words;
         let mut tokens: Vec<TermId> = Vec::new();
-        let mut chunk_ids = Vec::with_capacity(ranges.len());
-        for range in ranges {
+        let mut chunk_ids = Vec::with_capacity(prepared.chunks.len());
+        for range in prepared.chunks {
+            let run = term_starts
+                .get(range.start)
+                .zip(term_starts.get(range.end + 1))
+                .and_then(|(&from, &to)| terms.get(from as usize..to as usize))
+                .unwrap_or_default();
             tokens.clear();
-            tokens.extend_from_slice(
-                &terms[term_starts[range.start] as usize..term_starts[range.end + 1] as usize],
-            );
+            tokens.extend_from_slice(run);
             let id = self.bm25.add_chunk(&mut tokens);
             debug_assert_eq!(id as usize, self.chunk_info.len());
             self.chunk_info.push(ChunkInfo {
@@ -149,10 +174,18 @@ impl MemoryIndex {
             });
             chunk_ids.push(id);
         }
-        drop(lines);
-        file.chunks = chunk_ids;
-        file.terms = terms;
-        file.term_starts = term_starts;
+        let file = IndexedFile {
+            day: path.note_day(),
+            path: path.clone(),
+            stamp,
+            text: Text::Owned(prepared.text),
+            line_starts: prepared.line_starts.into(),
+            chunks: chunk_ids,
+            terms: terms.into(),
+            term_starts: term_starts.into(),
+            superseded: prepared.superseded,
+            directives: prepared.directives,
+        };
         self.files[slot] = Some(file);
         self.by_path.insert(path, slot_id);
     }
@@ -183,7 +216,7 @@ fn marked_replaced(line: &str) -> bool {
 /// in `USER.md` files, the superseded directives (their bullet and continuation lines);
 /// anywhere, lines marked replaced (struck-through text, "(superseded)"). Both sorted,
 /// 0-based.
-fn marked_lines(path: &MemoryPath, text: &str) -> (Vec<usize>, Vec<usize>) {
+pub(super) fn marked_lines(path: &MemoryPath, text: &str) -> (Vec<usize>, Vec<usize>) {
     let mut superseded: Vec<usize> = text
         .lines()
         .enumerate()

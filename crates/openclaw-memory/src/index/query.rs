@@ -359,7 +359,7 @@ struct Query {
 fn locate(file: &IndexedFile, range: LineRange, terms: &[Term]) -> Vec<u64> {
     (range.start..=range.end)
         .map(|i| {
-            let line = &file.terms[file.term_starts[i] as usize..file.term_starts[i + 1] as usize];
+            let line = file_terms(file, i, i);
             line.iter().fold(0_u64, |mask, id| {
                 terms
                     .iter()
@@ -370,6 +370,16 @@ fn locate(file: &IndexedFile, range: LineRange, terms: &[Term]) -> Vec<u64> {
         .collect()
 }
 
+/// The terms of lines `start..=end` of a file, in order (none when a loaded index's offsets
+/// are out of range, which loading does not check line by line).
+fn file_terms(file: &IndexedFile, start: usize, end: usize) -> &[TermId] {
+    let at = |i: usize| file.term_starts.get(i).map(|&at| at as usize);
+    at(start)
+        .zip(at(end + 1))
+        .and_then(|(first, last)| file.terms.get(first..last))
+        .unwrap_or_default()
+}
+
 /// The query terms anywhere in a chunk.
 fn chunk_mask(lines: &[LineMatch]) -> u64 {
     lines.iter().fold(0, |acc, l| acc | l.mask)
@@ -378,10 +388,8 @@ fn chunk_mask(lines: &[LineMatch]) -> u64 {
 /// Positions (token offsets from the window's first term) of each query term found in lines
 /// `start..=end` of a file, skipping the terms the window lacks.
 fn positions_in(file: &IndexedFile, start: usize, end: usize, terms: &[Term]) -> Vec<Vec<usize>> {
-    let first = file.term_starts[start] as usize;
-    let last = file.term_starts[end + 1] as usize;
     let mut positions = vec![Vec::new(); terms.len()];
-    for (pos, id) in file.terms[first..last].iter().enumerate() {
+    for (pos, id) in file_terms(file, start, end).iter().enumerate() {
         if let Some(q) = terms.iter().position(|t| t.id == *id) {
             positions[q].push(pos);
         }

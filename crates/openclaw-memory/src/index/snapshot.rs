@@ -1,31 +1,48 @@
-//! The index as bytes, so that a later process can load it instead of building it. The file is
+//! The index as bytes, so that a later process can use it instead of building it. The file is
 //! a cache of the in-memory index, field for field: a loaded index ranks exactly as the one that
 //! was saved (the lexicon's words even come back in the order that decides typo ties).
 //!
-//! Layout: a header (magic, format version, the program's build identity, the index options,
-//! the canonical workspace root, the payload's length), the SHA-256 of the header and payload,
-//! then the payload (postcard, serde derives on the index's own structs). Anything that does
-//! not match, a short file, a flipped bit, another version or another workspace, is an error
-//! and the caller builds the index afresh; nothing in a damaged file is ever searched.
+//! Layout, all little-endian: a fixed header (magic, format version, the program's build
+//! identity, an xxh3 checksum of everything else, the file's length), the index options and
+//! the canonical workspace root, a small postcard-encoded table (paths, file stamps, the
+//! vocabulary, where each block starts), then the bulk as flat blocks read in place from the
+//! mapped file ([`mapped`](super::mapped)): `u32` blocks 8-byte aligned (term ids per line, line
+//! offsets, postings, chunk terms) and the notes' text. Loading checks the checksum over the
+//! whole file (dropping each page after reading it), decodes the table, and checks ids and
+//! offsets as far as they are read without a bound check; nothing is decoded per token.
+//! Anything that does not match, a short file, a flipped bit, another version or another
+//! workspace, is an error and the caller builds the index afresh; nothing in a damaged file is
+//! ever searched.
 
-use std::collections::HashMap;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
+use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
+use xxhash_rust::xxh3::Xxh3;
 
-use crate::index::bm25::{Bm25Index, TermId};
+use crate::index::bm25::{Bm25Index, ChunkSlot, TermId};
 use crate::index::chunk::ChunkOptions;
 use crate::index::lexicon::Lexicon;
+use crate::index::mapped::{Backing, Ids, Region, Text};
 use crate::index::rank::RankOptions;
 use crate::index::tokenize::Analyzer;
 use crate::index::{ChunkInfo, IndexedFile, MemoryIndex};
-use crate::store::MemoryStore;
+use crate::paths::MemoryPath;
+use crate::store::{FileStamp, MemoryStore};
 
 /// First bytes of every index file.
 const MAGIC: &[u8; 8] = b"OCMEMIDX";
 /// Bumped by hand when the layout changes in a way the build identity would not show.
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2;
+/// Where the checksum sits: after the magic, the version and the build identity.
+const CHECKSUM_AT: usize = 8 + 4 + 32;
+/// The fixed header: the above, the checksum and the file's length.
+const FIXED_HEADER: usize = CHECKSUM_AT + 8 + 8;
+/// How much of the file the checksum reads before dropping those pages again: enough for the
+/// hash to run at full speed, small next to the process's memory.
+const CHECK_WINDOW: usize = 4 * 1024 * 1024;
 
 /// Everything that decides the persisted bytes or what they mean: the crate version, the
 /// format version, and the source of every file whose structs are persisted or whose code
@@ -41,6 +58,8 @@ static BUILD_ID: LazyLock<[u8; 32]> = LazyLock::new(|| {
         include_str!("build.rs"),
         include_str!("chunk.rs"),
         include_str!("lexicon.rs"),
+        include_str!("mapped.rs"),
+        include_str!("prepare.rs"),
         include_str!("snapshot.rs"),
         include_str!("tokenize.rs"),
         include_str!("../paths.rs"),
@@ -65,31 +84,92 @@ pub enum SnapshotError {
     /// Written for other index options (stemming, chunking) or another workspace.
     #[error("the memory index is for another workspace or other options; it will be rebuilt")]
     Foreign,
-    /// The checksum does not match: damaged on disk.
+    /// The checksum or the length does not match: damaged on disk.
     #[error("the memory index file is damaged (checksum mismatch); it will be rebuilt")]
     Damaged,
-    /// Encoding the index failed (nothing is written then).
-    #[error("the memory index could not be encoded ({0}); it stays in memory only")]
+    /// Encoding or writing the index failed (nothing is written then).
+    #[error("the memory index could not be written ({0}); it stays in memory only")]
     Encode(String),
     /// The payload does not decode, or decodes to an index that does not hold together.
     #[error("the memory index file does not decode ({0}); it will be rebuilt")]
     Invalid(String),
 }
 
+/// Where a run of `u32`s sits in the file's `u32` area, in `u32`s.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
+struct Span {
+    start: u64,
+    len: u64,
+}
+
+/// One file's entry in the table: its own fields, and the lengths of its blocks (which follow
+/// each other in file order: its line offsets, its terms, its per-line term offsets; its text
+/// in the text area).
 #[derive(serde::Serialize)]
-struct SnapshotRef<'a> {
+struct FileEntryRef<'a> {
+    path: &'a MemoryPath,
+    stamp: FileStamp,
+    text_len: u64,
+    lines: u64,
+    terms: u64,
+    chunks: &'a [u32],
+    superseded: &'a [usize],
+    directives: &'a [usize],
+}
+
+#[derive(serde::Deserialize)]
+struct FileEntry {
+    path: MemoryPath,
+    stamp: FileStamp,
+    text_len: u64,
+    lines: u64,
+    terms: u64,
+    chunks: Vec<u32>,
+    superseded: Vec<usize>,
+    directives: Vec<usize>,
+}
+
+/// The table: everything small, decoded whole.
+#[derive(serde::Serialize)]
+struct TableRef<'a> {
     words: Vec<(&'a str, TermId)>,
-    bm25: &'a Bm25Index,
-    files: &'a [Option<IndexedFile>],
+    vocabulary: Vec<&'a str>,
+    live_chunks: u32,
+    live_len: u64,
+    blocks: Blocks,
+    files: Vec<Option<FileEntryRef<'a>>>,
     chunk_info: &'a [ChunkInfo],
 }
 
 #[derive(serde::Deserialize)]
-struct Snapshot {
+struct Table {
     words: Vec<(Box<str>, TermId)>,
-    bm25: Bm25Index,
-    files: Vec<Option<IndexedFile>>,
+    vocabulary: Vec<Box<str>>,
+    live_chunks: u32,
+    live_len: u64,
+    blocks: Blocks,
+    files: Vec<Option<FileEntry>>,
     chunk_info: Vec<ChunkInfo>,
+}
+
+/// Where the BM25 blocks are, and how large the two areas are.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
+struct Blocks {
+    doc_freq: Span,
+    /// `terms + 1` offsets into `postings`.
+    posting_starts: Span,
+    postings: Span,
+    chunk_lens: Span,
+    chunk_alive: Span,
+    /// `chunks + 1` offsets into `chunk_terms`.
+    chunk_term_starts: Span,
+    chunk_terms: Span,
+    /// Where the files' blocks start, in `u32`s.
+    files_at: u64,
+    /// Size of the `u32` area, in `u32`s.
+    ids_len: u64,
+    /// Size of the text area, in bytes.
+    text_len: u64,
 }
 
 /// The options that change what the index holds.
@@ -97,63 +177,252 @@ fn options_tag(ranking: &RankOptions, chunking: ChunkOptions) -> String {
     format!("stemming={} chunking={chunking:?}", ranking.stemming)
 }
 
-/// The header up to (not including) the checksum.
-fn header(options: &str, root: &Path, payload_len: usize) -> Vec<u8> {
-    let root = root.as_os_str().as_encoded_bytes();
-    let mut out = Vec::with_capacity(64 + options.len() + root.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(&*BUILD_ID);
-    for field in [options.as_bytes(), root] {
-        out.extend_from_slice(&(field.len() as u64).to_le_bytes());
-        out.extend_from_slice(field);
+/// Lays out the `u32` area: hands out spans in write order.
+#[derive(Default)]
+struct Layout {
+    ids: u64,
+    text: u64,
+}
+
+impl Layout {
+    fn ids(&mut self, len: usize) -> Span {
+        let span = Span {
+            start: self.ids,
+            len: len as u64,
+        };
+        self.ids += len as u64;
+        span
     }
-    out.extend_from_slice(&(payload_len as u64).to_le_bytes());
-    out
+
+    fn text(&mut self, len: usize) -> Span {
+        let span = Span {
+            start: self.text,
+            len: len as u64,
+        };
+        self.text += len as u64;
+        span
+    }
+}
+
+/// Writes through, hashing everything but the checksum field, and counting.
+struct Hashing<W> {
+    out: W,
+    hash: Xxh3,
+    written: u64,
+}
+
+impl<W: Write> Hashing<W> {
+    fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.hash.update(bytes);
+        self.written += bytes.len() as u64;
+        self.out.write_all(bytes)
+    }
+
+    fn put_ids(&mut self, ids: &[u32]) -> std::io::Result<()> {
+        // Little-endian only: `write_snapshot` refuses big-endian hosts.
+        self.put(bytemuck::cast_slice(ids))
+    }
+
+    fn field(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.put(&(bytes.len() as u64).to_le_bytes())?;
+        self.put(bytes)
+    }
 }
 
 impl MemoryIndex {
     /// The index as the bytes of an index file for the workspace at `root` (canonical).
     pub fn to_snapshot(&self, root: &Path) -> Result<Vec<u8>, SnapshotError> {
-        let view = SnapshotRef {
-            words: self.lexicon.words_in_order().collect(),
-            bm25: &self.bm25,
-            files: &self.files,
-            chunk_info: &self.chunk_info,
-        };
-        let payload =
-            postcard::to_stdvec(&view).map_err(|e| SnapshotError::Encode(e.to_string()))?;
-        let head = header(
-            &options_tag(&self.ranking, self.chunking),
-            root,
-            payload.len(),
-        );
-        let checksum = Sha256::new()
-            .chain_update(&head)
-            .chain_update(&payload)
-            .finalize();
-        let mut out = Vec::with_capacity(head.len() + 32 + payload.len());
-        out.extend_from_slice(&head);
-        out.extend_from_slice(&checksum);
-        out.extend_from_slice(&payload);
-        Ok(out)
+        let mut out = std::io::Cursor::new(Vec::new());
+        self.write_snapshot(root, &mut out)?;
+        Ok(out.into_inner())
     }
 
-    /// An index read back from `bytes`, for the workspace at `root` (canonical) read through
-    /// `store`. Any mismatch or damage is an error: the caller builds afresh.
+    /// Writes the index file for the workspace at `root` (canonical) to `out`, from its start;
+    /// returns its checksum.
+    pub fn write_snapshot<W: Write + Seek>(
+        &self,
+        root: &Path,
+        out: W,
+    ) -> Result<u64, SnapshotError> {
+        let failed = |e: std::io::Error| SnapshotError::Encode(e.to_string());
+        if cfg!(target_endian = "big") {
+            return Err(SnapshotError::Encode(
+                "index files are little-endian; this host is not".to_owned(),
+            ));
+        }
+        let bm25 = &self.bm25;
+        let mut layout = Layout::default();
+        let mut blocks = Blocks {
+            doc_freq: layout.ids(bm25.doc_freq.len()),
+            posting_starts: layout.ids(bm25.postings.len() + 1),
+            postings: layout.ids(bm25.postings.iter().map(|p| p.len()).sum()),
+            chunk_lens: layout.ids(bm25.chunks.len()),
+            chunk_alive: layout.ids(bm25.chunks.len()),
+            chunk_term_starts: layout.ids(bm25.chunks.len() + 1),
+            chunk_terms: layout.ids(bm25.chunks.iter().map(|c| c.terms.len()).sum()),
+            files_at: layout.ids,
+            ..Blocks::default()
+        };
+        let files: Vec<Option<FileEntryRef<'_>>> = self
+            .files
+            .iter()
+            .map(|file| {
+                file.as_ref().map(|f| {
+                    layout.text(f.text.bytes().len());
+                    layout.ids(f.line_starts.len() + f.terms.len() + f.term_starts.len());
+                    FileEntryRef {
+                        path: &f.path,
+                        stamp: f.stamp,
+                        text_len: f.text.bytes().len() as u64,
+                        lines: f.line_starts.len() as u64,
+                        terms: f.terms.len() as u64,
+                        chunks: &f.chunks,
+                        superseded: &f.superseded,
+                        directives: &f.directives,
+                    }
+                })
+            })
+            .collect();
+        blocks.ids_len = layout.ids;
+        blocks.text_len = layout.text;
+        let table = TableRef {
+            words: self.lexicon.words_in_order().collect(),
+            vocabulary: bm25.terms_in_id_order(),
+            live_chunks: bm25.live_chunks,
+            live_len: bm25.live_len,
+            blocks,
+            files,
+            chunk_info: &self.chunk_info,
+        };
+        let table =
+            postcard::to_stdvec(&table).map_err(|e| SnapshotError::Encode(e.to_string()))?;
+
+        let mut w = Hashing {
+            out: std::io::BufWriter::with_capacity(1 << 20, out),
+            hash: Xxh3::new(),
+            written: 0,
+        };
+        w.put(MAGIC).map_err(failed)?;
+        w.put(&FORMAT_VERSION.to_le_bytes()).map_err(failed)?;
+        w.put(&*BUILD_ID).map_err(failed)?;
+        // The checksum and the length, filled in at the end; not hashed.
+        w.out.write_all(&[0; 8]).map_err(failed)?;
+        w.written += 8;
+        let total = FIXED_HEADER as u64
+            + 16
+            + options_tag(&self.ranking, self.chunking).len() as u64
+            + root.as_os_str().len() as u64
+            + 8
+            + table.len() as u64;
+        let total = total.next_multiple_of(8) + blocks.ids_len * 4 + blocks.text_len;
+        w.put(&total.to_le_bytes()).map_err(failed)?;
+        w.field(options_tag(&self.ranking, self.chunking).as_bytes())
+            .map_err(failed)?;
+        w.field(root.as_os_str().as_encoded_bytes())
+            .map_err(failed)?;
+        w.field(&table).map_err(failed)?;
+        let pad = w.written.next_multiple_of(8) - w.written;
+        w.put(&vec![0; usize::try_from(pad).unwrap_or(0)])
+            .map_err(failed)?;
+
+        self.write_blocks(&mut w).map_err(failed)?;
+        if w.written != total {
+            return Err(SnapshotError::Encode(format!(
+                "wrote {} bytes, laid out {total}",
+                w.written
+            )));
+        }
+        let checksum = w.hash.digest();
+        let mut out = w
+            .out
+            .into_inner()
+            .map_err(|e| SnapshotError::Encode(e.error().to_string()))?;
+        out.seek(SeekFrom::Start(CHECKSUM_AT as u64))
+            .map_err(failed)?;
+        out.write_all(&checksum.to_le_bytes()).map_err(failed)?;
+        out.seek(SeekFrom::End(0)).map_err(failed)?;
+        Ok(checksum)
+    }
+
+    /// The `u32` area, in the order `write_snapshot`'s layout handed out, then the text.
+    fn write_blocks<W: Write>(&self, w: &mut Hashing<W>) -> std::io::Result<()> {
+        let bm25 = &self.bm25;
+        w.put_ids(&bm25.doc_freq)?;
+        let mut at = 0_u32;
+        w.put_ids(&[0])?;
+        for list in &bm25.postings {
+            at = u32::try_from(list.len())
+                .ok()
+                .and_then(|len| at.checked_add(len))
+                .ok_or_else(|| std::io::Error::other("postings beyond 2^32 entries"))?;
+            w.put_ids(&[at])?;
+        }
+        for list in &bm25.postings {
+            w.put_ids(list)?;
+        }
+        for chunk in &bm25.chunks {
+            w.put_ids(&[chunk.len])?;
+        }
+        for chunk in &bm25.chunks {
+            w.put_ids(&[u32::from(chunk.alive)])?;
+        }
+        let mut at = 0_u32;
+        w.put_ids(&[0])?;
+        for chunk in &bm25.chunks {
+            at = u32::try_from(chunk.terms.len())
+                .ok()
+                .and_then(|len| at.checked_add(len))
+                .ok_or_else(|| std::io::Error::other("chunk terms beyond 2^32 entries"))?;
+            w.put_ids(&[at])?;
+        }
+        for chunk in &bm25.chunks {
+            w.put_ids(&chunk.terms)?;
+        }
+        for file in self.files.iter().flatten() {
+            w.put_ids(&file.line_starts)?;
+            w.put_ids(&file.terms)?;
+            w.put_ids(&file.term_starts)?;
+        }
+        for file in self.files.iter().flatten() {
+            w.put(file.text.bytes())?;
+        }
+        Ok(())
+    }
+
+    /// An index read back from `bytes` (a copy; the server maps the file instead, see
+    /// [`Self::from_backing`]).
     pub fn from_snapshot(
         bytes: &[u8],
         root: &Path,
         store: MemoryStore,
         ranking: RankOptions,
     ) -> Result<Self, SnapshotError> {
+        Self::from_backing(&Arc::new(Backing::copy_of(bytes)), root, store, ranking)
+    }
+
+    /// An index over the saved index in `backing`, for the workspace at `root` (canonical)
+    /// read through `store`. Any mismatch or damage is an error: the caller builds afresh.
+    pub fn from_backing(
+        backing: &Arc<Backing>,
+        root: &Path,
+        store: MemoryStore,
+        ranking: RankOptions,
+    ) -> Result<Self, SnapshotError> {
         let chunking = ChunkOptions::default();
+        if cfg!(target_endian = "big") {
+            return Err(SnapshotError::OtherBuild);
+        }
+        let bytes: &[u8] = backing;
         let mut reader = Reader(bytes);
         if reader.take(MAGIC.len())? != MAGIC {
             return Err(SnapshotError::NotAnIndex);
         }
         if reader.take(4)? != FORMAT_VERSION.to_le_bytes() || reader.take(32)? != &BUILD_ID[..] {
             return Err(SnapshotError::OtherBuild);
+        }
+        let checksum = reader.u64()?;
+        if reader.u64()? != bytes.len() as u64 {
+            return Err(SnapshotError::Damaged);
         }
         let options = reader.field()?;
         let stored_root = reader.field()?;
@@ -162,59 +431,85 @@ impl MemoryIndex {
         {
             return Err(SnapshotError::Foreign);
         }
-        let payload_len = reader.len()?;
-        let checksum = reader.take(32)?;
-        let payload = reader.take(payload_len)?;
-        if !reader.0.is_empty() {
+        let started = std::time::Instant::now();
+        if checksum_of(backing) != checksum {
             return Err(SnapshotError::Damaged);
         }
-        let head_len = bytes.len() - payload_len - 32;
-        let actual = Sha256::new()
-            .chain_update(&bytes[..head_len])
-            .chain_update(payload)
-            .finalize();
-        if actual[..] != checksum[..] {
-            return Err(SnapshotError::Damaged);
+        let checked = started.elapsed();
+        let table = reader.field()?;
+        let table: Table =
+            postcard::from_bytes(table).map_err(|e| SnapshotError::Invalid(e.to_string()))?;
+        let ids_at = (bytes.len() - reader.0.len()).next_multiple_of(8);
+        let area = Area {
+            backing,
+            ids_at,
+            text_at: usize::try_from(table.blocks.ids_len)
+                .ok()
+                .and_then(|n| n.checked_mul(4))
+                .and_then(|n| n.checked_add(ids_at))
+                .ok_or(SnapshotError::Damaged)?,
+        };
+        let end = usize::try_from(table.blocks.text_len)
+            .ok()
+            .and_then(|n| n.checked_add(area.text_at));
+        if end != Some(bytes.len()) {
+            return Err(SnapshotError::Invalid("block sizes".to_owned()));
         }
-        let snapshot: Snapshot =
-            postcard::from_bytes(payload).map_err(|e| SnapshotError::Invalid(e.to_string()))?;
-        Self::from_parts(snapshot, store, ranking, chunking)
+        let mut index = Self::from_table(table, &area, store, ranking, chunking)?;
+        index.checksum = Some(checksum);
+        tracing::debug!(
+            checksum_ms = checked.as_secs_f64() * 1000.0,
+            table_ms = started.elapsed().saturating_sub(checked).as_secs_f64() * 1000.0,
+            "memory index file checked and its table decoded"
+        );
+        Ok(index)
     }
 
-    fn from_parts(
-        snapshot: Snapshot,
+    fn from_table(
+        table: Table,
+        area: &Area<'_>,
         store: MemoryStore,
         ranking: RankOptions,
         chunking: ChunkOptions,
     ) -> Result<Self, SnapshotError> {
         let invalid = |what: &str| SnapshotError::Invalid(what.to_owned());
-        let Snapshot {
+        let Table {
             words,
-            mut bm25,
-            mut files,
+            vocabulary,
+            live_chunks,
+            live_len,
+            blocks,
+            files: entries,
             chunk_info,
-        } = snapshot;
-        if !bm25.rebuild_postings() || !bm25.is_consistent() {
-            return Err(invalid("inconsistent postings"));
-        }
+        } = table;
+        let bm25 = bm25_from(vocabulary, live_chunks, live_len, blocks, area)
+            .ok_or_else(|| invalid("inconsistent postings"))?;
         let terms = bm25.term_count();
         let lexicon = Lexicon::restore(ranking.stemming, words, terms)
             .ok_or_else(|| invalid("inconsistent lexicon"))?;
         if chunk_info.len() != bm25.slots() {
             return Err(invalid("chunk count"));
         }
-        let mut by_path = HashMap::with_capacity(files.len());
-        for (slot, file) in files.iter_mut().enumerate() {
-            let Some(file) = file else { continue };
-            if !file.holds_together(terms, bm25.slots()) {
-                return Err(invalid("inconsistent file"));
-            }
-            // Derived from the path, not trusted from the file.
-            file.day = file.path.note_day();
+        let mut files = Vec::with_capacity(entries.len());
+        let mut free_slots = std::collections::BTreeSet::new();
+        let (mut ids_at, mut text_at) = (blocks.files_at, 0);
+        let mut by_path = FxHashMap::default();
+        by_path.reserve(entries.len());
+        for (slot, entry) in entries.into_iter().enumerate() {
+            let Some(entry) = entry else {
+                free_slots.insert(u32::try_from(slot).map_err(|_| invalid("too many files"))?);
+                files.push(None);
+                continue;
+            };
+            let file = area
+                .file(entry, &mut ids_at, &mut text_at)
+                .filter(|f| f.holds_together(bm25.slots()))
+                .ok_or_else(|| invalid("inconsistent file"))?;
             let slot = u32::try_from(slot).map_err(|_| invalid("too many files"))?;
             if by_path.insert(file.path.clone(), slot).is_some() {
                 return Err(invalid("a path appears twice"));
             }
+            files.push(Some(file));
         }
         // The live chunks are exactly the ones the files own, each once: scoring reads only
         // live chunks, and each of those must lead to its file and lines.
@@ -243,10 +538,154 @@ impl MemoryIndex {
             ranking,
             bm25,
             files,
+            free_slots,
             by_path,
             chunk_info,
+            fresh_at_check: None,
+            checksum: None,
         })
     }
+}
+
+/// The xxh3 checksum of a saved index: every byte but the checksum's own. Read a window at a
+/// time, each window's pages dropped once hashed, so checking a 100 MB file does not make it
+/// resident in this process.
+fn checksum_of(backing: &Backing) -> u64 {
+    let bytes: &[u8] = backing;
+    let mut hash = Xxh3::new();
+    hash.update(&bytes[..CHECKSUM_AT]);
+    let mut at = CHECKSUM_AT + 8;
+    while at < bytes.len() {
+        let end = (at + CHECK_WINDOW).min(bytes.len());
+        hash.update(&bytes[at..end]);
+        backing.release(at..end);
+        at = end;
+    }
+    hash.digest()
+}
+
+/// The two block areas of a saved index.
+struct Area<'a> {
+    backing: &'a Arc<Backing>,
+    /// Byte offset of the `u32` area.
+    ids_at: usize,
+    /// Byte offset of the text area.
+    text_at: usize,
+}
+
+impl Area<'_> {
+    /// The `u32`s of `span`, in place.
+    fn ids(&self, span: Span) -> Option<Ids> {
+        let start = usize::try_from(span.start).ok()?.checked_mul(4)?;
+        let len = usize::try_from(span.len).ok()?;
+        if start.checked_add(len.checked_mul(4)?)? > self.text_at - self.ids_at {
+            return None;
+        }
+        Ids::mapped(self.backing, self.ids_at + start, len)
+    }
+
+    /// Run `i` of a block of runs laid out by `starts` (offsets into `data`, one more than the
+    /// runs), in place.
+    fn run(&self, data: Span, starts: &[u32], i: usize) -> Option<Ids> {
+        let (from, to) = (*starts.get(i)?, *starts.get(i + 1)?);
+        let len = to.checked_sub(from)?;
+        if u64::from(to) > data.len {
+            return None;
+        }
+        self.ids(Span {
+            start: data.start + u64::from(from),
+            len: u64::from(len),
+        })
+    }
+
+    fn text(&self, span: Span) -> Option<Text> {
+        let start = usize::try_from(span.start).ok()?;
+        let len = usize::try_from(span.len).ok()?;
+        Region::new(self.backing, self.text_at.checked_add(start)?, len).map(Text::Mapped)
+    }
+
+    /// A file from its table entry, its blocks at `ids_at` and `text_at` (both moved past
+    /// them).
+    fn file(&self, entry: FileEntry, ids_at: &mut u64, text_at: &mut u64) -> Option<IndexedFile> {
+        let mut next = |len: u64| {
+            let span = Span {
+                start: *ids_at,
+                len,
+            };
+            *ids_at = ids_at.checked_add(len)?;
+            self.ids(span)
+        };
+        let line_starts = next(entry.lines)?;
+        let terms = next(entry.terms)?;
+        let term_starts = next(entry.lines.checked_add(1)?)?;
+        let text = self.text(Span {
+            start: *text_at,
+            len: entry.text_len,
+        })?;
+        *text_at = text_at.checked_add(entry.text_len)?;
+        Some(IndexedFile {
+            // Derived from the path, not trusted from the file.
+            day: entry.path.note_day(),
+            path: entry.path,
+            stamp: entry.stamp,
+            text,
+            line_starts,
+            chunks: entry.chunks,
+            terms,
+            term_starts,
+            superseded: entry.superseded,
+            directives: entry.directives,
+        })
+    }
+}
+
+/// The BM25 index over the blocks of a saved one; `None` when they do not fit together.
+fn bm25_from(
+    vocabulary: Vec<Box<str>>,
+    live_chunks: u32,
+    live_len: u64,
+    blocks: Blocks,
+    area: &Area<'_>,
+) -> Option<Bm25Index> {
+    let terms = vocabulary.len();
+    let mut map = rustc_hash::FxHashMap::default();
+    map.reserve(terms);
+    for (id, term) in vocabulary.into_iter().enumerate() {
+        if map.insert(term, TermId::try_from(id).ok()?).is_some() {
+            return None;
+        }
+    }
+    let posting_starts = area.ids(blocks.posting_starts)?;
+    if posting_starts.len() != terms + 1 {
+        return None;
+    }
+    let postings = (0..terms)
+        .map(|t| area.run(blocks.postings, &posting_starts, t))
+        .collect::<Option<Vec<Ids>>>()?;
+    let lens = area.ids(blocks.chunk_lens)?;
+    let alive = area.ids(blocks.chunk_alive)?;
+    let term_starts = area.ids(blocks.chunk_term_starts)?;
+    if alive.len() != lens.len() || term_starts.len() != lens.len() + 1 {
+        return None;
+    }
+    let chunks = (0..lens.len())
+        .map(|c| {
+            Some(ChunkSlot {
+                terms: area.run(blocks.chunk_terms, &term_starts, c)?,
+                len: lens[c],
+                alive: alive[c] != 0,
+            })
+        })
+        .collect::<Option<Vec<ChunkSlot>>>()?;
+    let index = Bm25Index {
+        vocabulary: map,
+        postings,
+        doc_freq: area.ids(blocks.doc_freq)?.to_vec(),
+        chunks,
+        live_chunks,
+        live_len,
+    };
+    index.holds_together().then_some(index)
 }
 
 /// Reads the header front to back; running out of bytes means a cut-short file.
@@ -262,37 +701,28 @@ impl<'a> Reader<'a> {
         Ok(head)
     }
 
-    fn len(&mut self) -> Result<usize, SnapshotError> {
+    fn u64(&mut self) -> Result<u64, SnapshotError> {
         let bytes: [u8; 8] = self
             .take(8)?
             .try_into()
             .map_err(|_| SnapshotError::NotAnIndex)?;
-        usize::try_from(u64::from_le_bytes(bytes)).map_err(|_| SnapshotError::NotAnIndex)
+        Ok(u64::from_le_bytes(bytes))
     }
 
     fn field(&mut self) -> Result<&'a [u8], SnapshotError> {
-        let len = self.len()?;
+        let len = usize::try_from(self.u64()?).map_err(|_| SnapshotError::NotAnIndex)?;
         self.take(len)
     }
 }
 
 impl IndexedFile {
-    /// Whether a loaded file's offsets and ids are all in range.
-    fn holds_together(&self, terms: usize, chunks: usize) -> bool {
-        let text_len = self.text.len();
+    /// Whether a loaded file's blocks fit together, as far as reading them relies on it
+    /// without a bound check: per-line offsets are read through `get`, so they are not walked
+    /// here (that would read every page of the file).
+    fn holds_together(&self, chunks: usize) -> bool {
         let lines = self.line_starts.len();
-        let starts_ok = self.line_starts.first() == Some(&0)
-            && self.line_starts.windows(2).all(|w| w[0] < w[1])
-            && self
-                .line_starts
-                .iter()
-                .all(|&i| i <= text_len && self.text.is_char_boundary(i));
-        let term_starts_ok = self.term_starts.len() == lines + 1
-            && self.term_starts.windows(2).all(|w| w[0] <= w[1])
-            && self.term_starts.last().map(|&n| n as usize) == Some(self.terms.len());
-        starts_ok
-            && term_starts_ok
-            && self.terms.iter().all(|&t| (t as usize) < terms)
+        lines > 0
+            && self.term_starts.len() == lines + 1
             && self.chunks.iter().all(|&c| (c as usize) < chunks)
             && self.superseded.iter().all(|&i| i < lines)
             && self.directives.iter().all(|&i| i < lines)

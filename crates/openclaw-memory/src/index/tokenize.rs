@@ -175,6 +175,21 @@ impl Analyzer {
     )]
     pub fn for_each_term(&self, text: &str, mut emit: impl FnMut(&str)) {
         let mut word = String::with_capacity(32);
+        if text.is_ascii() {
+            // Most lines: split on bytes (an ASCII character is alphanumeric exactly when
+            // `is_ascii_alphanumeric` says so), without decoding characters.
+            for piece in text.as_bytes().split(|b| !b.is_ascii_alphanumeric()) {
+                if piece.is_empty() {
+                    continue;
+                }
+                word.clear();
+                word.extend(piece.iter().map(|b| char::from(b.to_ascii_lowercase())));
+                if keeps(&word) {
+                    emit(&word);
+                }
+            }
+            return;
+        }
         for piece in text.split(|c: char| !c.is_alphanumeric()) {
             if piece.is_empty() {
                 continue;
@@ -218,7 +233,19 @@ const MAX_STOP_WORD_BYTES: usize = 10;
 /// A rough token count for chunk sizing: whitespace-separated words. Cheaper than analysing
 /// and close to what embedding tokenizers count for English prose.
 pub fn approx_tokens(line: &str) -> usize {
-    line.split_whitespace().count()
+    // Every line of every note is counted during a build: ASCII lines are counted byte by
+    // byte (the same count, `char::is_whitespace` on ASCII being these six bytes).
+    if !line.is_ascii() {
+        return line.split_whitespace().count();
+    }
+    let mut count = 0;
+    let mut in_word = false;
+    for &b in line.as_bytes() {
+        let space = matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+        count += usize::from(!space && !in_word);
+        in_word = !space;
+    }
+    count
 }
 
 #[cfg(test)]
@@ -231,6 +258,35 @@ mod tests {
     fn no_stop_word_is_longer_than_the_shortcut_assumes() {
         assert!(STOP_WORDS.iter().all(|w| w.len() <= MAX_STOP_WORD_BYTES));
         assert!(STOP_WORDS.iter().any(|w| w.len() == MAX_STOP_WORD_BYTES));
+    }
+
+    #[test]
+    fn ascii_text_splits_as_by_characters() {
+        let text = "- Decision 2026-11-20: use PostgreSQL_16 (tokio-tungstenite); it's A x.y \t42";
+        let by_chars: Vec<String> = text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|p| !p.is_empty())
+            .map(str::to_lowercase)
+            .filter(|w| keeps(w))
+            .collect();
+        assert_eq!(Analyzer::new().terms(text), by_chars);
+    }
+
+    #[test]
+    fn the_token_count_is_the_whitespace_split_count() {
+        for line in [
+            "",
+            "   ",
+            "- one two\tthree\x0bfour\x0cfive\r",
+            "  lead and trail  ",
+            "Zürich\u{a0}café  x",
+        ] {
+            assert_eq!(
+                approx_tokens(line),
+                line.split_whitespace().count(),
+                "{line:?}"
+            );
+        }
     }
 
     #[test]
