@@ -330,10 +330,9 @@ fn a_running_server_sees_changes_and_saves_them_for_the_next_process() -> anyhow
     Ok(())
 }
 
-#[test]
-fn eight_processes_started_at_once_build_the_index_once() -> anyhow::Result<()> {
-    let mut fx = Fixture::new()?;
-    // Enough notes that the build takes a while, so the others really wait for it.
+/// Writes enough notes that a build takes a while (so processes started with it really wait),
+/// and returns eight log files plus the home, workspace and state directory to start with.
+fn eight_starts(fx: &mut Fixture) -> anyhow::Result<(Vec<PathBuf>, PathBuf, PathBuf, PathBuf)> {
     for i in 0..2_000 {
         fx.write(
             &format!("memory/2025-01-01-{i}.md"),
@@ -341,7 +340,13 @@ fn eight_processes_started_at_once_build_the_index_once() -> anyhow::Result<()> 
         )?;
     }
     let logs: Vec<PathBuf> = (0..8).map(|_| fx.log()).collect();
-    let (home, ws, state) = (fx.home.path().to_path_buf(), fx.ws(), fx.state());
+    Ok((logs, fx.home.path().to_path_buf(), fx.ws(), fx.state()))
+}
+
+#[test]
+fn eight_processes_started_at_once_build_the_index_once() -> anyhow::Result<()> {
+    let mut fx = Fixture::new()?;
+    let (logs, home, ws, state) = eight_starts(&mut fx)?;
     let threads: Vec<_> = logs
         .into_iter()
         .map(|log| {
@@ -377,14 +382,7 @@ fn a_note_changed_while_eight_processes_start_is_seen_by_every_one() -> anyhow::
     // was found unchanged after they began watching); a change made meanwhile, before, during
     // or after the build, must still reach every one of them by their next search.
     let mut fx = Fixture::new()?;
-    for i in 0..2_000 {
-        fx.write(
-            &format!("memory/2025-01-01-{i}.md"),
-            &format!("- entry {i} about gardening, invoices and the weather\n"),
-        )?;
-    }
-    let logs: Vec<PathBuf> = (0..8).map(|_| fx.log()).collect();
-    let (home, ws, state) = (fx.home.path().to_path_buf(), fx.ws(), fx.state());
+    let (logs, home, ws, state) = eight_starts(&mut fx)?;
     let changed = std::sync::Arc::new(std::sync::Barrier::new(9));
     let threads: Vec<_> = logs
         .into_iter()
