@@ -137,9 +137,12 @@ impl Lexicon {
         if word.bytes().any(|b| b.is_ascii_digit()) {
             return QueryTerm::Unknown;
         }
+        let letters = Letters::of(word);
         let mut best: Option<(usize, u32, TermId)> = None;
         for (candidate, &id) in &self.words {
-            if candidate.len().abs_diff(word.len()) > max_distance {
+            if candidate.len().abs_diff(word.len()) > max_distance
+                || letters.differ_by_more_than(candidate, max_distance)
+            {
                 continue;
             }
             let distance = strsim::damerau_levenshtein(word, candidate);
@@ -156,6 +159,48 @@ impl Lexicon {
             }
         }
         best.map_or(QueryTerm::Unknown, |(_, _, id)| QueryTerm::Corrected(id))
+    }
+}
+
+/// The letters of an ASCII word, counted: a cheap lower bound of its edit distance to another
+/// word. Each insertion, deletion or substitution changes the letters one word has beyond the
+/// other by at most one, and a transposition changes neither, so when either word has more
+/// than `max` letters the other lacks, their (Damerau-Levenshtein) distance is above `max`.
+/// The typo scan uses it to skip most of a large vocabulary without computing a distance.
+struct Letters(Option<[i16; 128]>);
+
+impl Letters {
+    fn of(word: &str) -> Self {
+        if !word.is_ascii() {
+            return Self(None);
+        }
+        let mut counts = [0_i16; 128];
+        for byte in word.bytes() {
+            counts[usize::from(byte)] += 1;
+        }
+        Self(Some(counts))
+    }
+
+    /// Whether `other` certainly lies more than `max` edits away (false when unsure).
+    fn differ_by_more_than(&self, other: &str, max: usize) -> bool {
+        let Some(mut counts) = self.0 else {
+            return false;
+        };
+        if !other.is_ascii() {
+            return false;
+        }
+        for byte in other.bytes() {
+            counts[usize::from(byte)] -= 1;
+        }
+        let (mut extra, mut missing) = (0_usize, 0_usize);
+        for n in counts {
+            match n {
+                n if n > 0 => extra += n.unsigned_abs() as usize,
+                n if n < 0 => missing += n.unsigned_abs() as usize,
+                _ => {}
+            }
+        }
+        extra.max(missing) > max
     }
 }
 
@@ -209,6 +254,33 @@ mod tests {
             QueryTerm::Known(_)
         ));
         assert_eq!(lexicon.lookup("2027", &bm25, true), QueryTerm::Unknown);
+    }
+
+    #[test]
+    fn the_letter_count_bound_never_skips_a_word_within_reach() {
+        // Random words over a small alphabet, so near misses are common: whenever the bound
+        // says "more than max edits", the real distance agrees.
+        let mut rng = fastrand::Rng::with_seed(7);
+        let word = |rng: &mut fastrand::Rng| -> String {
+            (0..rng.usize(3..12))
+                .map(|_| char::from(b'a' + rng.u8(0..5)))
+                .collect()
+        };
+        let mut skipped = 0;
+        for _ in 0..20_000 {
+            let (a, b) = (word(&mut rng), word(&mut rng));
+            for max in [1, 2] {
+                if Letters::of(&a).differ_by_more_than(&b, max) {
+                    skipped += 1;
+                    assert!(strsim::damerau_levenshtein(&a, &b) > max, "{a} {b} {max}");
+                }
+            }
+        }
+        assert!(
+            skipped > 10_000,
+            "the bound should skip most pairs: {skipped}"
+        );
+        assert!(!Letters::of("café").differ_by_more_than("zzzz", 1));
     }
 
     impl QueryTerm {

@@ -6,7 +6,9 @@
 //! index on disk (the time until every one of them has answered its first search), each against
 //! one cold process measured the same way.
 //!
-//! Usage: `memory-bench [--notes N] [--queries Q] [--processes N] PATH/TO/openclaw-memory`
+//! Usage: `memory-bench [--notes N] [--queries Q] [--processes N] [--vocabulary W]
+//! PATH/TO/openclaw-memory`. With `--vocabulary W`, one word in four is drawn from W made-up
+//! distinct words, so the index's vocabulary grows the way a real workspace's does.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
@@ -203,6 +205,7 @@ fn main() -> anyhow::Result<()> {
     let mut notes = 5_000_usize;
     let mut queries = 500_usize;
     let mut processes = 0_usize;
+    let mut vocabulary = 0_usize;
     while args.first().is_some_and(|a| a.starts_with("--")) {
         let flag = args.remove(0);
         let value: usize = args.first().context("flag needs a value")?.parse()?;
@@ -211,6 +214,7 @@ fn main() -> anyhow::Result<()> {
             "--notes" => notes = value,
             "--queries" => queries = value,
             "--processes" => processes = value,
+            "--vocabulary" => vocabulary = value,
             _ => bail!("unknown flag {flag}"),
         }
     }
@@ -218,7 +222,7 @@ fn main() -> anyhow::Result<()> {
 
     let home = tempfile::TempDir::new()?;
     let ws = home.path().join("workspace");
-    generate(&ws, notes)?;
+    generate(&ws, notes, vocabulary)?;
     let state: PathBuf = home.path().join("state");
 
     // Cold: no index on disk; the first search builds and saves it.
@@ -300,8 +304,26 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes `count` daily notes of about 2 KB plus MEMORY.md and USER.md, deterministically.
-fn generate(ws: &std::path::Path, count: usize) -> anyhow::Result<()> {
+/// The `n`th made-up word: syllables spelled from its digits in base 20, so every `n` gives a
+/// distinct word of letters only.
+fn made_up_word(mut n: usize) -> String {
+    const SYLLABLES: [&str; 20] = [
+        "ka", "lo", "mi", "nu", "pe", "ra", "so", "ti", "vu", "we", "zo", "ba", "de", "fi", "gu",
+        "ho", "ja", "ke", "ly", "mo",
+    ];
+    let mut word = String::from("q");
+    loop {
+        word.push_str(SYLLABLES[n % SYLLABLES.len()]);
+        n /= SYLLABLES.len();
+        if n == 0 {
+            return word;
+        }
+    }
+}
+
+/// Writes `count` daily notes of about 2 KB plus MEMORY.md and USER.md, deterministically;
+/// with a `vocabulary`, one word in four is one of that many made-up words.
+fn generate(ws: &std::path::Path, count: usize, vocabulary: usize) -> anyhow::Result<()> {
     std::fs::create_dir_all(ws.join("memory"))?;
     std::fs::write(
         ws.join("MEMORY.md"),
@@ -325,10 +347,14 @@ fn generate(ws: &std::path::Path, count: usize) -> anyhow::Result<()> {
         let mut text = format!("# {year}-{month:02}-{day:02}\n\n");
         while text.len() < 2_000 {
             text.push_str("- ");
-            for _ in 0..12 {
-                #[expect(clippy::cast_possible_truncation, reason = "an index into WORDS")]
-                let word = WORDS[(next() % WORDS.len() as u64) as usize];
-                text.push_str(word);
+            for i in 0..12 {
+                let draw = next();
+                #[expect(clippy::cast_possible_truncation, reason = "indexes into word lists")]
+                if vocabulary > 0 && i % 4 == 3 {
+                    text.push_str(&made_up_word((draw % vocabulary as u64) as usize));
+                } else {
+                    text.push_str(WORDS[(draw % WORDS.len() as u64) as usize]);
+                }
                 text.push(' ');
             }
             text.push('\n');
