@@ -38,6 +38,7 @@ pub use self::config::{
 };
 pub use self::content::ContentBlock;
 pub use self::error::{AcpError, RpcError};
+pub(crate) use self::permission::is_inside;
 pub use self::permission::{
     AskHook, Asked, DEFAULT_ASK_TIMEOUT, DenyAll, PermissionAnswer, PermissionDecider,
     PermissionGate, PermissionRequest, Verdict,

@@ -272,11 +272,10 @@ fn hard_rules(request: &PermissionRequest) -> Option<PermissionAnswer> {
             request.kind
         )));
     }
-    let root = resolve(&request.cwd);
     let outside: Vec<String> = request
         .paths
         .iter()
-        .filter(|path| !resolve(&request.cwd.join(path)).starts_with(&root))
+        .filter(|path| !is_inside(&request.cwd, path))
         .map(|path| path.display().to_string())
         .collect();
     (!outside.is_empty()).then(|| {
@@ -287,6 +286,12 @@ fn hard_rules(request: &PermissionRequest) -> Option<PermissionAnswer> {
             request.cwd.display()
         ))
     })
+}
+
+/// Whether `path` (absolute, or relative to `dir`) lies inside `dir` once `..` and symlinks are
+/// resolved (see [`resolve`]); a sibling such as `dir-other` is outside.
+pub(crate) fn is_inside(dir: &Path, path: &Path) -> bool {
+    resolve(&dir.join(path)).starts_with(resolve(dir))
 }
 
 /// Resolves `path` the way the kernel would: `..` and symlinks of every existing prefix are

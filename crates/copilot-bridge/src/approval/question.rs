@@ -2,13 +2,11 @@
 //! detail with everything a careful reviewer needs, and the yes/no dialog text. Everything is
 //! redacted, so nothing secret reaches the person asked, on any route.
 
-use std::path::Path;
-
 use bridge_core::redact::Redactor;
 use bridge_mcp::ask_route::Question;
 
 use crate::acp::PermissionRequest;
-use crate::acp::ToolKind;
+use crate::acp::{ToolKind, is_inside};
 
 /// The question for `request`, asked because of `reason`.
 pub(crate) fn for_request(request: &PermissionRequest, reason: &str) -> Question {
@@ -80,12 +78,7 @@ fn needs_a_careful_look(request: &PermissionRequest) -> bool {
         || request
             .paths
             .iter()
-            .any(|path| !inside(&request.cwd, &request.cwd.join(path)))
-}
-
-fn inside(root: &Path, path: &Path) -> bool {
-    let resolve = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    resolve(path).starts_with(resolve(root))
+            .any(|path| !is_inside(&request.cwd, path))
 }
 
 #[cfg(test)]
@@ -143,5 +136,10 @@ mod tests {
             "r",
         );
         assert!(sibling.warning, "a sibling-prefix directory is outside");
+        let escaped = for_request(
+            &request(ToolKind::Read, None, &["/work/project/../secrets/x"]),
+            "r",
+        );
+        assert!(escaped.warning, "`..` out of the directory is outside");
     }
 }
