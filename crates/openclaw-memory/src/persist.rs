@@ -430,6 +430,28 @@ mod tests {
         index
     }
 
+    /// A workspace indexed, and its index saved in `home/state`.
+    struct Saved {
+        home: TempDir,
+        ws: PathBuf,
+        index: MemoryIndex,
+        cache: IndexCache,
+    }
+
+    fn saved() -> Saved {
+        let home = TempDir::new().unwrap();
+        let ws = home.path().join("ws");
+        let index = indexed(&ws);
+        let cache = IndexCache::new(&home.path().join("state"), &ws).unwrap();
+        cache.save(&index).unwrap();
+        Saved {
+            home,
+            ws,
+            index,
+            cache,
+        }
+    }
+
     #[test]
     fn saves_with_private_modes_and_loads_back() {
         let home = TempDir::new().unwrap();
@@ -465,11 +487,12 @@ mod tests {
 
     #[test]
     fn a_loaded_index_keeps_answering_after_another_save_replaces_its_file() {
-        let home = TempDir::new().unwrap();
-        let ws = home.path().join("ws");
-        let index = indexed(&ws);
-        let cache = IndexCache::new(&home.path().join("state"), &ws).unwrap();
-        cache.save(&index).unwrap();
+        let Saved {
+            home: _home,
+            ws,
+            cache,
+            ..
+        } = saved();
         let loaded = cache
             .load(MemoryStore::new(ws.clone()), RankOptions::default())
             .unwrap();
@@ -485,11 +508,12 @@ mod tests {
 
     #[test]
     fn an_empty_or_short_index_file_is_refused() {
-        let home = TempDir::new().unwrap();
-        let ws = home.path().join("ws");
-        let index = indexed(&ws);
-        let cache = IndexCache::new(&home.path().join("state"), &ws).unwrap();
-        cache.save(&index).unwrap();
+        let Saved {
+            home: _home,
+            ws,
+            index,
+            cache,
+        } = saved();
         for len in [0, 7, 60] {
             let bytes = std::fs::read(cache.path()).unwrap();
             std::fs::write(cache.path(), &bytes[..len.min(bytes.len())]).unwrap();
@@ -503,12 +527,12 @@ mod tests {
 
     #[test]
     fn a_symlink_in_place_of_the_index_is_neither_read_nor_replaced() {
-        let home = TempDir::new().unwrap();
-        let ws = home.path().join("ws");
-        let index = indexed(&ws);
-        let state = home.path().join("state");
-        let cache = IndexCache::new(&state, &ws).unwrap();
-        cache.save(&index).unwrap();
+        let Saved {
+            home,
+            ws,
+            index,
+            cache,
+        } = saved();
         // A valid index elsewhere, linked where ours belongs.
         let elsewhere = home.path().join("planted.index");
         std::fs::rename(cache.path(), &elsewhere).unwrap();
