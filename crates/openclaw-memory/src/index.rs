@@ -20,12 +20,16 @@ mod answer;
 mod intent;
 /// Stemming and typo tolerance: words to terms.
 pub mod lexicon;
+/// Lines close in meaning to a query.
+mod meaning;
 /// Reading and splitting a file before its terms are assigned.
 mod prepare;
 /// Answering one query.
 mod query;
 /// Score factors on top of BM25.
 pub mod rank;
+/// Related words from a static embedding model.
+pub mod related;
 /// The index as bytes: what is persisted between processes, and checking it on the way back.
 pub mod snapshot;
 /// Choosing the quoted lines of a hit.
@@ -34,6 +38,7 @@ pub mod snippet;
 pub mod tokenize;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -42,6 +47,7 @@ use crate::index::chunk::{ChunkOptions, LineRange};
 use crate::index::lexicon::Lexicon;
 use crate::index::mapped::{Ids, Text};
 use crate::index::rank::RankOptions;
+use crate::index::related::{RelatedWords, WordModel};
 use crate::index::tokenize::Analyzer;
 use crate::paths::MemoryPath;
 use crate::store::{FileStamp, MemoryStore};
@@ -133,6 +139,9 @@ pub struct MemoryIndex {
     /// workspace's own file names.
     by_path: FxHashMap<MemoryPath, u32>,
     chunk_info: Vec<ChunkInfo>,
+    /// Words of the notes close in meaning to a query word, when an embedding model is in use.
+    /// Not part of the file: computed from the vocabulary when the model is attached.
+    related: Option<RelatedWords>,
     /// The freshness check (see `persist::CheckMark`) this index was found up to date at,
     /// right after it was built; `None` otherwise. Not part of the file.
     fresh_at_check: Option<u64>,
@@ -154,9 +163,31 @@ impl MemoryIndex {
             free_slots: BTreeSet::new(),
             by_path: FxHashMap::default(),
             chunk_info: Vec::new(),
+            related: None,
             fresh_at_check: None,
             checksum: None,
         }
+    }
+
+    /// Uses `model` for related words (none: lexical search only). Embeds every word of the
+    /// vocabulary now; later refreshes add only new words.
+    pub fn use_word_model(&mut self, model: Option<Arc<WordModel>>) {
+        self.related = model.map(|model| {
+            let started = std::time::Instant::now();
+            let mut related = RelatedWords::new(model);
+            related.extend(self.lexicon.words_in_order());
+            tracing::debug!(
+                words = related.len(),
+                took_us = started.elapsed().as_micros(),
+                "vocabulary embedded"
+            );
+            related
+        });
+    }
+
+    /// The embedding model in use, if any.
+    pub fn word_model(&self) -> Option<&Arc<WordModel>> {
+        self.related.as_ref().map(RelatedWords::model)
     }
 
     /// The freshness check this index was found up to date at, if any.

@@ -24,6 +24,17 @@ impl MemoryIndex {
         &mut self,
         listing: Vec<(MemoryPath, FileStamp)>,
     ) -> Result<RefreshStats, StoreError> {
+        let stats = self.update(listing)?;
+        if let Some(related) = self.related.as_mut() {
+            related.extend(self.lexicon.words_in_order());
+        }
+        Ok(stats)
+    }
+
+    fn update(
+        &mut self,
+        listing: Vec<(MemoryPath, FileStamp)>,
+    ) -> Result<RefreshStats, StoreError> {
         let mut stats = RefreshStats::default();
         let mut seen = vec![false; self.files.len()];
         let mut changed = Vec::new();

@@ -20,6 +20,8 @@ const CANDIDATES_PER_RESULT: usize = 10;
 const MIN_CANDIDATES: usize = 50;
 /// Most distinct query terms considered; a pasted paragraph is not a query.
 const MAX_QUERY_TERMS: usize = 32;
+/// Most terms with related words: one bit each in a line's mask.
+const MAX_TERMS: usize = 64;
 /// Ranked windows looked at for statements of the same subject: the two pages' worth of
 /// windows any reordering could bring onto the first page (`limit` is 5 by default).
 const CURRENT_DEPTH: usize = 20;
@@ -101,7 +103,21 @@ impl MemoryIndex {
         };
 
         let mut hits: Vec<LocalHit> = Vec::with_capacity(limit);
+        // A guess: the lines closest in meaning take turns with the best windows of the words,
+        // when an embedding model is in use.
+        let mut close = match self.ranking.meaning_similarity {
+            Some(least) if weak => self
+                .closest_lines(&search.words, least, limit)
+                .into_iter()
+                .filter_map(|close| self.close_hit(close))
+                .collect(),
+            _ => Vec::new(),
+        };
+        close.reverse();
         for r in ranked {
+            if hits.len() == limit {
+                break;
+            }
             if r.relevance < floor || r.score < self.ranking.min_score {
                 continue;
             }
@@ -124,10 +140,12 @@ impl MemoryIndex {
                 weak,
                 snippet: snippet::text(window, |i| file.line(i)),
             });
+            take_turn(&mut hits, &mut close, limit, 1);
             if hits.len() == limit {
                 break;
             }
         }
+        take_turn(&mut hits, &mut close, limit, limit);
         hits
     }
 
@@ -193,9 +211,40 @@ impl MemoryIndex {
             total_idf += idf;
             terms.push(Term { id, weight, idf });
         }
+        self.add_related(&words, &mut terms);
         Query {
             terms,
             total_idf: total_idf.max(f32::MIN_POSITIVE),
+        }
+    }
+
+    /// Adds the words of the notes closest in meaning to each query word, weighted by how close
+    /// they are. They do not add to the query's total weight: a window holding only related
+    /// words covers the query partly, never wholly.
+    fn add_related(&self, words: &[String], terms: &mut Vec<Term>) {
+        let ranking = &self.ranking;
+        let Some(related) = self.related.as_ref().filter(|_| ranking.related_words > 0) else {
+            return;
+        };
+        for word in words {
+            let near = related.near(
+                word,
+                ranking.related_similarity,
+                ranking.related_words,
+                |id| self.bm25.doc_freq(id) > 0 && !terms.iter().any(|t| t.id == id),
+            );
+            for r in near {
+                if terms.len() == MAX_TERMS {
+                    return;
+                }
+                let weight = ranking.related_weight * r.similarity;
+                let idf = self.bm25.idf(r.term) * weight;
+                terms.push(Term {
+                    id: r.term,
+                    weight,
+                    idf,
+                });
+            }
         }
     }
 
@@ -321,6 +370,24 @@ impl Search<'_> {
     }
 }
 
+/// Moves up to `turns` hits from the end of `waiting` to `hits` (up to `limit`), skipping
+/// those overlapping a hit already there.
+fn take_turn(hits: &mut Vec<LocalHit>, waiting: &mut Vec<LocalHit>, limit: usize, turns: usize) {
+    let mut taken = 0;
+    while taken < turns && hits.len() < limit {
+        let Some(next) = waiting.pop() else { break };
+        let overlapping = hits.iter().any(|h| {
+            h.path == next.path
+                && h.start_line <= next.end_line + 1
+                && next.start_line <= h.end_line + 1
+        });
+        if !overlapping {
+            hits.push(next);
+            taken += 1;
+        }
+    }
+}
+
 /// A candidate hit: a few lines of one chunk with their score (`relevance` before the
 /// optional half-life decay) and what its section holds of the query.
 #[derive(Debug)]
@@ -372,7 +439,7 @@ fn locate(file: &IndexedFile, range: LineRange, terms: &[Term]) -> Vec<u64> {
 
 /// The terms of lines `start..=end` of a file, in order (none when a loaded index's offsets
 /// are out of range, which loading does not check line by line).
-fn file_terms(file: &IndexedFile, start: usize, end: usize) -> &[TermId] {
+pub(super) fn file_terms(file: &IndexedFile, start: usize, end: usize) -> &[TermId] {
     let at = |i: usize| file.term_starts.get(i).map(|&at| at as usize);
     at(start)
         .zip(at(end + 1))

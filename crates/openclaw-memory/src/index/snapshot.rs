@@ -541,6 +541,7 @@ impl MemoryIndex {
             free_slots,
             by_path,
             chunk_info,
+            related: None,
             fresh_at_check: None,
             checksum: None,
         })

@@ -1,0 +1,480 @@
+//! Related words: which words of the notes mean nearly the same as a query word ("physician"
+//! → "doctor", "teeth" → "dental"), so a question worded differently from the note still
+//! finds it. The meaning comes from a small static embedding model in the model2vec format
+//! (a WordPiece `tokenizer.json` and one vector per word piece in `model.safetensors`, such as
+//! potion-base-2M), read from a local directory; nothing is ever downloaded. A word's vector is
+//! the mean of its pieces' vectors, as model2vec computes it; the index keeps one quantized
+//! vector per word of its vocabulary, and a query word's related words are the closest of
+//! them by cosine similarity.
+//!
+//! Optional: without a model, search is lexical only.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+
+use super::bm25::TermId;
+
+/// The tensor holding one row per word piece, in model2vec's files.
+const EMBEDDINGS_TENSOR: &str = "embeddings";
+/// Longest word split into pieces; longer ones are `[UNK]` (the tokenizer's own limit).
+const MAX_WORD_CHARS: usize = 100;
+
+/// Why a model directory could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum WordModelError {
+    /// A file is missing or unreadable.
+    #[error(
+        "cannot read {path}: {source}. Point OPENCLAW_MEMORY_EMBEDDINGS at a model2vec model \
+         directory (tokenizer.json and model.safetensors; scripts/fetch-embeddings.sh installs \
+         one), or set it to `off`"
+    )]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What reading it said.
+        source: std::io::Error,
+    },
+    /// `tokenizer.json` is not a lowercasing WordPiece tokenizer.
+    #[error(
+        "{path} is not a lowercasing WordPiece tokenizer.json ({reason}): use a model2vec model distilled from an uncased BERT-style model, such as potion-base-2M"
+    )]
+    Tokenizer {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// `model.safetensors` has no usable `embeddings` matrix.
+    #[error(
+        "{path} holds no f32 `embeddings` matrix with one row per word piece ({reason}): the directory must hold a model2vec model"
+    )]
+    Weights {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// The parts of a Hugging Face `tokenizer.json` a single lowercase word needs.
+#[derive(Deserialize)]
+struct TokenizerFile {
+    normalizer: Option<Normalizer>,
+    model: WordPieceModel,
+}
+
+#[derive(Deserialize)]
+struct Normalizer {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    lowercase: bool,
+}
+
+#[derive(Deserialize)]
+struct WordPieceModel {
+    #[serde(rename = "type")]
+    kind: String,
+    vocab: FxHashMap<String, u32>,
+    continuing_subword_prefix: Option<String>,
+}
+
+/// A static embedding model: word pieces and their vectors.
+pub struct WordModel {
+    /// Word pieces that start a word.
+    heads: FxHashMap<Box<str>, u32>,
+    /// Word pieces that continue a word (without their `##`).
+    tails: FxHashMap<Box<str>, u32>,
+    dim: usize,
+    /// `dim` floats per piece id.
+    rows: Vec<f32>,
+    /// Where it was loaded from, for logs and `check`.
+    source: PathBuf,
+}
+
+impl std::fmt::Debug for WordModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WordModel")
+            .field("source", &self.source)
+            .field("pieces", &(self.heads.len() + self.tails.len()))
+            .field("dim", &self.dim)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WordModel {
+    /// Loads the model in `dir` (`tokenizer.json`, `model.safetensors`).
+    pub fn load(dir: &Path) -> Result<Self, WordModelError> {
+        let read = |name: &str| {
+            let path = dir.join(name);
+            std::fs::read(&path).map_err(|source| WordModelError::Read { path, source })
+        };
+        let tokenizer_path = dir.join("tokenizer.json");
+        let bad_tokenizer = |reason: String| WordModelError::Tokenizer {
+            path: tokenizer_path.clone(),
+            reason,
+        };
+        let tokenizer: TokenizerFile = serde_json::from_slice(&read("tokenizer.json")?)
+            .map_err(|e| bad_tokenizer(e.to_string()))?;
+        if tokenizer.model.kind != "WordPiece" {
+            return Err(bad_tokenizer(format!(
+                "model type {}",
+                tokenizer.model.kind
+            )));
+        }
+        if !tokenizer
+            .normalizer
+            .as_ref()
+            .is_some_and(|n| n.kind == "BertNormalizer" && n.lowercase)
+        {
+            return Err(bad_tokenizer("it does not lowercase".into()));
+        }
+        let prefix = tokenizer
+            .model
+            .continuing_subword_prefix
+            .unwrap_or_else(|| "##".into());
+
+        let weights_path = dir.join("model.safetensors");
+        let bad_weights = |reason: String| WordModelError::Weights {
+            path: weights_path.clone(),
+            reason,
+        };
+        let bytes = read("model.safetensors")?;
+        let tensors = safetensors::SafeTensors::deserialize(&bytes)
+            .map_err(|e| bad_weights(e.to_string()))?;
+        let matrix = tensors
+            .tensor(EMBEDDINGS_TENSOR)
+            .map_err(|e| bad_weights(e.to_string()))?;
+        let (pieces, dim) = match (matrix.dtype(), matrix.shape()) {
+            (safetensors::Dtype::F32, &[pieces, dim]) if dim > 0 => (pieces, dim),
+            (dtype, shape) => return Err(bad_weights(format!("{dtype:?} of shape {shape:?}"))),
+        };
+        let rows: Vec<f32> = matrix
+            .data()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        if rows.len() != pieces * dim {
+            return Err(bad_weights(format!(
+                "{} floats for {pieces} rows",
+                rows.len()
+            )));
+        }
+
+        let (mut heads, mut tails) = (FxHashMap::default(), FxHashMap::default());
+        for (piece, id) in tokenizer.model.vocab {
+            if id as usize >= pieces {
+                return Err(bad_tokenizer(format!(
+                    "piece {piece:?} has id {id}, beyond the {pieces} rows of the weights"
+                )));
+            }
+            match piece.strip_prefix(prefix.as_str()) {
+                Some(tail) if !tail.is_empty() => tails.insert(tail.into(), id),
+                _ => heads.insert(piece.into_boxed_str(), id),
+            };
+        }
+        Ok(Self {
+            heads,
+            tails,
+            dim,
+            rows,
+            source: dir.to_path_buf(),
+        })
+    }
+
+    /// Where the model was loaded from.
+    pub fn source(&self) -> &Path {
+        &self.source
+    }
+
+    /// Floats per vector.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The word pieces of one lowercase word, longest match first (WordPiece); `None` when
+    /// some part of it is no piece at all (the tokenizer's `[UNK]`, which model2vec skips).
+    fn pieces(&self, word: &str) -> Option<Vec<u32>> {
+        if word.is_empty() || word.chars().count() > MAX_WORD_CHARS {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < word.len() {
+            let table = if start == 0 { &self.heads } else { &self.tails };
+            let mut end = word.len();
+            let id = loop {
+                if end <= start {
+                    return None;
+                }
+                if let Some(&id) = table.get(&word[start..end]) {
+                    break id;
+                }
+                end -= 1;
+                while !word.is_char_boundary(end) {
+                    end -= 1;
+                }
+            };
+            out.push(id);
+            start = end;
+        }
+        Some(out)
+    }
+
+    /// The unit vector of one word as the analyzer gives it (lowercase, letters and digits):
+    /// the mean of its pieces' rows, normalized. `None` for a word the model cannot spell.
+    /// Accented words are looked up as written; the tokenizer would strip the accents, so a
+    /// few of them find no pieces and have no related words.
+    pub fn vector(&self, word: &str) -> Option<Vec<f32>> {
+        self.text_vector(std::slice::from_ref(&word))
+    }
+
+    /// The unit vector of several words together (a query's): the mean of all their pieces'
+    /// rows, as model2vec embeds a text. Words the model cannot spell are left out; `None`
+    /// when none is left.
+    pub fn text_vector(&self, words: &[impl AsRef<str>]) -> Option<Vec<f32>> {
+        let mut sum = vec![0.0_f32; self.dim];
+        for id in words
+            .iter()
+            .filter_map(|w| self.pieces(w.as_ref()))
+            .flatten()
+        {
+            let row = &self.rows[id as usize * self.dim..][..self.dim];
+            for (s, r) in sum.iter_mut().zip(row) {
+                *s += r;
+            }
+        }
+        let norm = sum.iter().map(|v| v * v).sum::<f32>().sqrt();
+        (norm > f32::EPSILON).then(|| sum.into_iter().map(|v| v / norm).collect())
+    }
+}
+
+/// One quantized unit vector per word of the index's vocabulary, in the lexicon's order, so
+/// a growing vocabulary is extended rather than recomputed.
+#[derive(Debug)]
+pub struct RelatedWords {
+    model: Arc<WordModel>,
+    /// The term of each word.
+    terms: Vec<TermId>,
+    /// `dim` bytes per word: its vector scaled by `scales[i]`; all zero for a word the model
+    /// cannot spell.
+    vectors: Vec<i8>,
+    scales: Vec<f32>,
+}
+
+/// A word of the notes close in meaning to a query word.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Related {
+    /// Its term.
+    pub term: TermId,
+    /// Cosine similarity to the query word, in `(0, 1]`.
+    pub similarity: f32,
+}
+
+impl RelatedWords {
+    /// An empty table over `model`; [`Self::extend`] adds the vocabulary.
+    pub fn new(model: Arc<WordModel>) -> Self {
+        Self {
+            model,
+            terms: Vec::new(),
+            vectors: Vec::new(),
+            scales: Vec::new(),
+        }
+    }
+
+    /// The model behind the table.
+    pub fn model(&self) -> &Arc<WordModel> {
+        &self.model
+    }
+
+    /// Words in the table.
+    pub fn len(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// Adds the words of `words` past the ones already in the table (the lexicon only grows).
+    pub fn extend<'a>(&mut self, words: impl Iterator<Item = (&'a str, TermId)>) {
+        let dim = self.model.dim();
+        for (word, term) in words.skip(self.terms.len()) {
+            self.terms.push(term);
+            let vector = self.model.vector(word).unwrap_or_default();
+            let largest = vector.iter().fold(0.0_f32, |m, v| m.max(v.abs()));
+            if largest <= f32::EPSILON {
+                self.vectors.extend(std::iter::repeat_n(0, dim));
+                self.scales.push(0.0);
+                continue;
+            }
+            let scale = largest / f32::from(i8::MAX);
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "each value is rounded into -127..=127 first"
+            )]
+            self.vectors.extend(
+                vector
+                    .iter()
+                    .map(|v| (v / scale).round().clamp(-127.0, 127.0) as i8),
+            );
+            self.scales.push(scale);
+        }
+    }
+
+    /// Cosine similarity of `query` (a unit vector) to each term, indexed by term id (`terms`
+    /// long): the best of the term's words. 0 for a term with no word the model can spell.
+    pub fn term_similarities(&self, query: &[f32], terms: usize) -> Vec<f32> {
+        let mut out = vec![0.0_f32; terms];
+        for (i, row) in self.vectors.chunks_exact(query.len()).enumerate() {
+            let Some(slot) = out.get_mut(self.terms[i] as usize) else {
+                continue;
+            };
+            let dot: f32 = row.iter().zip(query).map(|(&r, &q)| f32::from(r) * q).sum();
+            *slot = slot.max(dot * self.scales[i]);
+        }
+        out
+    }
+
+    /// The `most` words closest to `word` with a cosine similarity of at least `least`, best
+    /// first, one per term, among the terms `keep` accepts.
+    pub fn near(
+        &self,
+        word: &str,
+        least: f32,
+        most: usize,
+        keep: impl Fn(TermId) -> bool,
+    ) -> Vec<Related> {
+        if most == 0 {
+            return Vec::new();
+        }
+        let Some(query) = self.model.vector(word) else {
+            return Vec::new();
+        };
+        let dim = self.model.dim();
+        let mut found: Vec<Related> = Vec::new();
+        for (i, row) in self.vectors.chunks_exact(dim).enumerate() {
+            let dot: f32 = row
+                .iter()
+                .zip(&query)
+                .map(|(&r, &q)| f32::from(r) * q)
+                .sum();
+            let similarity = dot * self.scales[i];
+            if similarity < least {
+                continue;
+            }
+            let term = self.terms[i];
+            if !keep(term) {
+                continue;
+            }
+            match found.iter_mut().find(|r| r.term == term) {
+                Some(r) => r.similarity = r.similarity.max(similarity),
+                None => found.push(Related { term, similarity }),
+            }
+        }
+        found.sort_by(|a, b| {
+            b.similarity
+                .total_cmp(&a.similarity)
+                .then(a.term.cmp(&b.term))
+        });
+        found.truncate(most);
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A model with pieces `doc`, `##tor`, `medic`, `##al`, `car` in 2 dimensions.
+    fn tiny(dir: &Path) -> WordModel {
+        let vocab = [
+            ("[UNK]", 0),
+            ("doc", 1),
+            ("##tor", 2),
+            ("medic", 3),
+            ("##al", 4),
+            ("car", 5),
+        ];
+        let vocab: serde_json::Map<String, serde_json::Value> = vocab
+            .iter()
+            .map(|(p, id)| ((*p).to_owned(), serde_json::json!(id)))
+            .collect();
+        let tokenizer = serde_json::json!({
+            "normalizer": {"type": "BertNormalizer", "lowercase": true},
+            "model": {"type": "WordPiece", "vocab": vocab, "continuing_subword_prefix": "##"}
+        });
+        std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
+        let rows: [[f32; 2]; 6] = [
+            [0.0, 0.0],
+            [1.0, 0.2],
+            [1.0, 0.0],
+            [0.9, 0.3],
+            [1.0, 0.1],
+            [0.0, 1.0],
+        ];
+        let data: Vec<u8> = rows
+            .iter()
+            .flatten()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![6, 2], &data)
+            .unwrap();
+        let bytes = safetensors::serialize([(EMBEDDINGS_TENSOR, view)], &None).unwrap();
+        std::fs::write(dir.join("model.safetensors"), bytes).unwrap();
+        WordModel::load(dir).unwrap()
+    }
+
+    #[test]
+    fn words_split_longest_piece_first_and_unknown_parts_give_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = tiny(dir.path());
+        assert_eq!(model.pieces("doctor"), Some(vec![1, 2]));
+        assert_eq!(model.pieces("medical"), Some(vec![3, 4]));
+        assert_eq!(model.pieces("doctors"), None);
+        assert_eq!(model.pieces(""), None);
+        let v = model.vector("doctor").unwrap();
+        assert!((v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn the_closest_words_come_first_one_per_term_and_far_ones_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut table = RelatedWords::new(Arc::new(tiny(dir.path())));
+        table.extend([("medical", 7), ("car", 8), ("medic", 7), ("xyz", 9)].into_iter());
+        assert_eq!(table.len(), 4);
+        let near = table.near("doctor", 0.5, 5, |_| true);
+        assert_eq!(near.iter().map(|r| r.term).collect::<Vec<_>>(), [7]);
+        assert!(near[0].similarity > 0.95, "{near:?}");
+        assert!(table.near("doctor", 0.5, 5, |t| t != 7).is_empty());
+        assert!(table.near("doctor", 0.5, 0, |_| true).is_empty());
+        // Extending again adds only the new words.
+        table.extend(
+            [
+                ("medical", 7),
+                ("car", 8),
+                ("medic", 7),
+                ("xyz", 9),
+                ("doctor", 10),
+            ]
+            .into_iter(),
+        );
+        assert_eq!(table.len(), 5);
+    }
+
+    #[test]
+    fn a_directory_without_a_model_says_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = WordModel::load(dir.path()).unwrap_err();
+        assert!(
+            err.to_string().contains("OPENCLAW_MEMORY_EMBEDDINGS"),
+            "{err}"
+        );
+        std::fs::write(
+            dir.path().join("tokenizer.json"),
+            r#"{"model": {"type": "BPE", "vocab": {}}}"#,
+        )
+        .unwrap();
+        let err = WordModel::load(dir.path()).unwrap_err();
+        assert!(matches!(err, WordModelError::Tokenizer { .. }), "{err}");
+    }
+}
