@@ -16,4 +16,4 @@ cargo build --workspace --bins
 step "install the test peers"
 scripts/peers.sh
 step "cargo test"
-cargo test --workspace
+RELEVANCE_REQUIRE_EMBEDDINGS=1 cargo test --workspace

@@ -18,6 +18,7 @@ mod bridge_tasks;
 mod config_examples;
 mod memory_audit;
 mod memory_check;
+mod memory_embeddings;
 mod memory_gateway;
 mod memory_protocol;
 mod memory_python;

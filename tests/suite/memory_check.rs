@@ -45,6 +45,7 @@ fn check_reports_the_workspace_and_the_index_and_skips_an_unset_gateway() -> any
             "OpenClaw memory",
             "memory index",
             "index file",
+            "embeddings",
             "OpenClaw gateway"
         ],
         "{report}"
@@ -64,7 +65,9 @@ fn check_reports_the_workspace_and_the_index_and_skips_an_unset_gateway() -> any
             .is_some_and(|d| d.contains(".index")),
         "{report}"
     );
+    // No model installed under this HOME: words only.
     assert_eq!(checks[3]["status"], "skip", "{report}");
+    assert_eq!(checks[4]["status"], "skip", "{report}");
 
     let (code, report) = check(home.path(), None)?;
     assert_eq!(code, 0, "{report}");

@@ -12,6 +12,7 @@ use anyhow::Context;
 use bridge_core::check::{Check, Report};
 use bridge_core::config::Config;
 
+use crate::embeddings::{EMBEDDINGS_ENV, ModelSetting};
 use crate::index::MemoryIndex;
 use crate::index::rank::RankOptions;
 use crate::persist::{IndexCache, state_dir};
@@ -68,7 +69,45 @@ async fn checks(workspace_flag: Option<&Path>, config: &Config) -> Vec<Check> {
             }),
         None => Check::skip("memory index", "not built: no workspace"),
     };
-    vec![found, index, file, gateway(config).await]
+    vec![
+        found,
+        index,
+        file,
+        embeddings(config),
+        gateway(config).await,
+    ]
+}
+
+/// The embedding model the search will use, if any.
+fn embeddings(config: &Config) -> Check {
+    let setting = ModelSetting::from_env(&config.env);
+    let started = std::time::Instant::now();
+    match (setting.load(), &setting) {
+        (Ok(Some(model)), _) => Check::pass(
+            "embeddings",
+            format!(
+                "{} ({} dimensions, loaded in {} ms): related words and lines close in meaning",
+                model.source().display(),
+                model.dim(),
+                started.elapsed().as_millis()
+            ),
+        )
+        .optional(),
+        (Ok(None), ModelSetting::Off) => Check::skip(
+            "embeddings",
+            format!("{EMBEDDINGS_ENV}=off: matching words only"),
+        ),
+        (Ok(None), _) => Check::skip(
+            "embeddings",
+            "no model installed: matching words only (scripts/fetch-embeddings.sh installs one)",
+        ),
+        (Err(err), _) => Check::fail(
+            "embeddings",
+            err.to_string(),
+            format!("fix {EMBEDDINGS_ENV}, or set it to `off` to match words only"),
+        )
+        .optional(),
+    }
 }
 
 /// Where the persisted index of the workspace lives, and whether it is there yet.

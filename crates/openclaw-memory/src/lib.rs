@@ -6,6 +6,8 @@
 mod check;
 /// Command-line parsing and dispatch.
 mod cli;
+/// Which embedding model the search uses, if any.
+mod embeddings;
 /// The local search index: chunking, tokenizing, BM25, freshness.
 mod index;
 /// Which paths are memory, and validating user-supplied ones.

@@ -3,13 +3,15 @@
 //! first tool call, so the server starts in milliseconds.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bridge_core::config::EnvLayer;
 use bridge_core::sync::lock;
 
+use crate::embeddings::ModelSetting;
 use crate::index::rank::RankOptions;
+use crate::index::related::WordModel;
 use crate::index::{LocalHit, MemoryIndex, RefreshStats};
 use crate::paths::MemoryPath;
 use crate::persist::{CacheLock, IndexCache, PersistError, state_dir};
@@ -35,6 +37,8 @@ pub struct MemoryService {
     /// Found once; kept apart from the index so reads never wait for an index build.
     workspace: Mutex<Option<Workspace>>,
     index: Mutex<Option<LiveIndex>>,
+    /// The embedding model, loaded at the first search.
+    model: OnceLock<Option<Arc<WordModel>>>,
 }
 
 /// How long a process waits for another that is building the same workspace's index before
@@ -81,6 +85,7 @@ impl MemoryService {
             env,
             workspace: Mutex::new(None),
             index: Mutex::new(None),
+            model: OnceLock::new(),
         })
     }
 
@@ -121,9 +126,12 @@ impl MemoryService {
     ) -> Result<(Workspace, Vec<LocalHit>), ServiceError> {
         let workspace = self.workspace()?;
         let mut guard = lock(&self.index);
-        let live = match guard.take() {
-            Some(live) => guard.insert(live),
-            None => guard.insert(self.open_index(&workspace)?),
+        let live = if let Some(live) = guard.take() {
+            guard.insert(live)
+        } else {
+            let mut live = self.open_index(&workspace)?;
+            live.index.use_word_model(self.word_model());
+            guard.insert(live)
         };
         if live.watch.needs_scan() {
             // Watch first, so a change made during the scan triggers the next one.
@@ -137,6 +145,30 @@ impl MemoryService {
             live.save(Duration::ZERO);
         }
         Ok((workspace, hits))
+    }
+
+    /// The embedding model of `OPENCLAW_MEMORY_EMBEDDINGS`, loaded once. One that cannot be
+    /// used is logged and the search matches words only (`check` reports it as a failure).
+    fn word_model(&self) -> Option<Arc<WordModel>> {
+        self.model
+            .get_or_init(|| {
+                let started = Instant::now();
+                match ModelSetting::from_env(&self.env).load() {
+                    Ok(Some(model)) => {
+                        tracing::info!(source = %model.source().display(), took_ms = started.elapsed().as_millis(), "embedding model loaded");
+                        Some(model)
+                    }
+                    Ok(None) => {
+                        tracing::debug!("no embedding model: matching words only");
+                        None
+                    }
+                    Err(err) => {
+                        tracing::warn!(%err, "not using the embedding model: matching words only");
+                        None
+                    }
+                }
+            })
+            .clone()
     }
 
     /// The index of `workspace` at its first search: the saved one brought up to date when

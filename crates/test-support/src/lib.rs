@@ -23,4 +23,6 @@ pub use crate::copilot::{ACP_ARGS, BYOK_API_KEY, CopilotBed};
 pub use crate::mcp_process::{McpProcess, READ_TIMEOUT};
 pub use crate::model_server::{MODEL_ID, ModelServer, RecordedRequest, Reply, UNSCRIPTED_REPLY};
 pub use crate::openclaw_gateway::{GATEWAY_TOKEN, OpenclawGateway, free_port, openclaw_command};
-pub use crate::peers::{claude_code, codex, copilot_cli, openclaw, peer, peers_dir, python};
+pub use crate::peers::{
+    claude_code, codex, copilot_cli, embedding_model, openclaw, peer, peers_dir, python,
+};

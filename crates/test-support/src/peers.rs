@@ -28,6 +28,12 @@ pub fn peer(relative: &str) -> PathBuf {
     path
 }
 
+/// The optional embedding model of `openclaw-memory` (potion-base-2M, installed by
+/// `scripts/peers/embeddings.sh` from a crates.io package).
+pub fn embedding_model() -> PathBuf {
+    peer("potion-base-2M")
+}
+
 /// The Python interpreter of the virtualenv that holds the official MCP SDK.
 pub fn python() -> PathBuf {
     peer("python/bin/python")

@@ -52,7 +52,8 @@ pub struct Hit {
     /// `local` (this server's index) or `gateway` (OpenClaw's own search).
     pub source: String,
     /// `true` when nothing in memory holds most of the query: the hit is a guess sharing a
-    /// word or two with it, not an answer. Do not rely on it. Absent when false.
+    /// word or two with it (or, with an embedding model, close to it in meaning), not an
+    /// answer. Do not rely on it. Absent when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub weak: bool,
 }
