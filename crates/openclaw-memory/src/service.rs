@@ -80,13 +80,23 @@ pub enum ServiceError {
 impl MemoryService {
     /// A service that will look for the workspace with `options` and `env` on first use.
     pub fn new(options: ServiceOptions, env: EnvLayer) -> Arc<Self> {
-        Arc::new(Self {
+        let service = Arc::new(Self {
             options,
             env,
             workspace: Mutex::new(None),
             index: Mutex::new(None),
             model: OnceLock::new(),
-        })
+        });
+        // The embedding model loads while the client initializes and the index loads; the
+        // first search waits for it only if it is not done yet.
+        let loading = Arc::clone(&service);
+        let spawned = std::thread::Builder::new()
+            .name("embedding-model".into())
+            .spawn(move || drop(loading.word_model()));
+        if let Err(err) = spawned {
+            tracing::debug!(%err, "loading the embedding model at the first search instead");
+        }
+        service
     }
 
     /// Discovery as it stands now (for "where did you look" answers).

@@ -13,6 +13,13 @@ use crate::index::chunk::LineRange;
 use crate::index::query::file_terms;
 use crate::index::{LocalHit, MemoryIndex, snippet};
 
+/// Terms closest to the query (by IDF times similarity) whose sections are looked at.
+const MEANING_TERMS: usize = 64;
+/// Sections holding the most of those terms whose lines are scored: the same depth as the
+/// words' own candidates (`limit × 10`, at least 50, in `query`), doubled since a guess looks
+/// wider.
+const MEANING_CHUNKS: usize = 100;
+
 /// A line close in meaning to the query.
 #[derive(Debug, Clone, Copy)]
 pub struct Close {
@@ -43,39 +50,78 @@ impl MemoryIndex {
                 (idf * similarity[t], idf * idf)
             })
             .unzip();
+        // Only the lines of the sections holding the most of the terms closest to the query are
+        // scored: a line holding none of them is far from it, and scoring every line of a
+        // large workspace would cost milliseconds per few thousand notes.
+        let mut closest: Vec<(f32, u32)> = (0..terms)
+            .filter(|&t| similarity[t] > 0.0 && self.bm25.doc_freq(t as u32) > 0)
+            .map(|t| (toward[t], t as u32))
+            .collect();
+        let keep = MEANING_TERMS.min(closest.len());
+        if keep == 0 {
+            return Vec::new();
+        }
+        closest.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0));
+        closest.truncate(keep);
+        // The sections holding the most of them (by IDF times similarity).
+        let slots = self.bm25.slots();
+        let (mut scores, mut held) = (vec![0.0_f32; slots], vec![0.0_f32; slots]);
+        for &(_, t) in &closest {
+            self.bm25
+                .accumulate(t, similarity[t as usize], &mut scores, &mut held);
+        }
+        let mut chunks: Vec<(f32, usize)> = held
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| **h > 0.0)
+            .map(|(c, h)| (*h, c))
+            .collect();
+        if chunks.len() > MEANING_CHUNKS {
+            chunks.select_nth_unstable_by(MEANING_CHUNKS - 1, |a, b| b.0.total_cmp(&a.0));
+            chunks.truncate(MEANING_CHUNKS);
+        }
+        let mut lines: Vec<(u32, u32)> = Vec::new();
+        for (_, chunk) in chunks {
+            let info = self.chunk_info[chunk];
+            lines.extend((info.range.start..=info.range.end).map(|line| (info.file, line as u32)));
+        }
+        lines.sort_unstable();
+        lines.dedup();
+
         let mut best: Vec<Close> = Vec::with_capacity(most + 1);
-        for (slot, file) in self.files.iter().enumerate() {
-            let Some(file) = file else { continue };
-            for line in 0..file.line_count() {
-                // A guess never quotes a fact the notes mark as replaced.
-                if file.superseded.binary_search(&line).is_ok() {
-                    continue;
-                }
-                let (mut dot, mut norm) = (0.0_f32, 0.0_f32);
-                for &t in file_terms(file, line, line) {
-                    dot += toward.get(t as usize).copied().unwrap_or(0.0);
-                    norm += length.get(t as usize).copied().unwrap_or(0.0);
-                }
-                if norm <= 0.0 {
-                    continue;
-                }
-                let similarity = dot / norm.sqrt();
-                if similarity < least
-                    || best.len() == most && best.last().is_some_and(|b| b.similarity >= similarity)
-                {
-                    continue;
-                }
-                let at = best.partition_point(|b| b.similarity >= similarity);
-                best.insert(
-                    at,
-                    Close {
-                        similarity,
-                        file: slot as u32,
-                        line: line as u32,
-                    },
-                );
-                best.truncate(most);
+        for (slot, line) in lines {
+            let Some(file) = self.files.get(slot as usize).and_then(Option::as_ref) else {
+                continue;
+            };
+            let line = line as usize;
+            // A guess never quotes a fact the notes mark as replaced.
+            if file.superseded.binary_search(&line).is_ok() {
+                continue;
             }
+            let (mut dot, mut norm) = (0.0_f32, 0.0_f32);
+            for &t in file_terms(file, line, line) {
+                dot += toward.get(t as usize).copied().unwrap_or(0.0);
+                norm += length.get(t as usize).copied().unwrap_or(0.0);
+            }
+            if norm <= 0.0 {
+                continue;
+            }
+            let similarity = dot / norm.sqrt();
+            if similarity < least
+                || best.len() == most && best.last().is_some_and(|b| b.similarity >= similarity)
+            {
+                continue;
+            }
+            let at = best.partition_point(|b| b.similarity >= similarity);
+            best.insert(
+                at,
+                Close {
+                    similarity,
+                    file: slot,
+                    line: line as u32,
+                },
+            );
+            best.truncate(most);
         }
         best
     }

@@ -7,8 +7,12 @@
 //! one cold process measured the same way.
 //!
 //! Usage: `memory-bench [--notes N] [--queries Q] [--processes N] [--vocabulary W]
-//! PATH/TO/openclaw-memory`. With `--vocabulary W`, one word in four is drawn from W made-up
-//! distinct words, so the index's vocabulary grows the way a real workspace's does.
+//! [--embeddings DIR] PATH/TO/openclaw-memory`. With `--vocabulary W`, one word in four is drawn
+//! from W made-up distinct words, so the index's vocabulary grows the way a real workspace's
+//! does. With `--embeddings DIR`, the same run also measures the server with that embedding
+//! model against words only: warm first search, searches whose words are in the notes, guesses
+//! (queries whose words are not, where the lines closest in meaning are looked for), and peak
+//! RSS, each with its ratio.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
@@ -52,6 +56,16 @@ const WORDS: &[&str] = &[
     "migration",
     "dashboard",
 ];
+/// Queries sharing no word with the notes: the search is a guess, and with an embedding model
+/// every line is scored for closeness in meaning (the costliest search there is).
+const GUESSES: &[&str] = &[
+    "who looks after her teeth",
+    "yearly vehicle inspection",
+    "physician appointment",
+    "holiday flight booking",
+    "salary negotiation",
+    "apartment lease renewal",
+];
 const QUERIES: &[&str] = &[
     "postgres migration",
     "lisbon travel",
@@ -78,8 +92,20 @@ struct Server {
 impl Server {
     /// Spawns the server on `ws` with its index kept under `state`, and initializes it.
     fn start(program: &Path, home: &Path, ws: &Path, state: &Path) -> anyhow::Result<Self> {
+        Self::start_with(program, home, ws, state, "off")
+    }
+
+    /// [`Self::start`] with `OPENCLAW_MEMORY_EMBEDDINGS=embeddings`.
+    fn start_with(
+        program: &Path,
+        home: &Path,
+        ws: &Path,
+        state: &Path,
+        embeddings: &str,
+    ) -> anyhow::Result<Self> {
         let mut child = Command::new(program)
             .env_clear()
+            .env("OPENCLAW_MEMORY_EMBEDDINGS", embeddings)
             .env("HOME", home)
             .env("OPENCLAW_WORKSPACE_DIR", ws)
             .env("OPENCLAW_MEMORY_STATE_DIR", state)
@@ -200,26 +226,52 @@ fn all_first_answers(
     Ok(last - started)
 }
 
-fn main() -> anyhow::Result<()> {
+/// The command line.
+struct Options {
+    notes: usize,
+    queries: usize,
+    processes: usize,
+    vocabulary: usize,
+    embeddings: Option<String>,
+    program: PathBuf,
+}
+
+fn options() -> anyhow::Result<Options> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut notes = 5_000_usize;
-    let mut queries = 500_usize;
-    let mut processes = 0_usize;
-    let mut vocabulary = 0_usize;
+    let mut o = Options {
+        notes: 5_000,
+        queries: 500,
+        processes: 0,
+        vocabulary: 0,
+        embeddings: None,
+        program: PathBuf::new(),
+    };
     while args.first().is_some_and(|a| a.starts_with("--")) {
         let flag = args.remove(0);
-        let value: usize = args.first().context("flag needs a value")?.parse()?;
+        let value = args.first().context("flag needs a value")?.clone();
         args.remove(0);
         match flag.as_str() {
-            "--notes" => notes = value,
-            "--queries" => queries = value,
-            "--processes" => processes = value,
-            "--vocabulary" => vocabulary = value,
+            "--notes" => o.notes = value.parse()?,
+            "--queries" => o.queries = value.parse()?,
+            "--processes" => o.processes = value.parse()?,
+            "--vocabulary" => o.vocabulary = value.parse()?,
+            "--embeddings" => o.embeddings = Some(value),
             _ => bail!("unknown flag {flag}"),
         }
     }
-    let program = std::fs::canonicalize(args.first().context("usage: memory-bench BINARY")?)?;
+    o.program = std::fs::canonicalize(args.first().context("usage: memory-bench BINARY")?)?;
+    Ok(o)
+}
 
+fn main() -> anyhow::Result<()> {
+    let Options {
+        notes,
+        queries,
+        processes,
+        vocabulary,
+        embeddings,
+        program,
+    } = options()?;
     let home = tempfile::TempDir::new()?;
     let ws = home.path().join("workspace");
     generate(&ws, notes, vocabulary)?;
@@ -300,7 +352,111 @@ fn main() -> anyhow::Result<()> {
             ms(many) / ms(one),
         )?;
     }
+    if let Some(model) = embeddings {
+        writeln!(out)?;
+        with_model(
+            &mut out,
+            &program,
+            home.path(),
+            &ws,
+            &state,
+            &model,
+            queries,
+        )?;
+    }
     std::io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(())
+}
+
+/// One row of the model table: what it reads from a run.
+type Measure<'a> = &'a dyn Fn(&Run) -> f64;
+
+/// What one configuration measured with the index on disk.
+struct Run {
+    warm: Duration,
+    matches: Vec<Duration>,
+    guesses: Vec<Duration>,
+    rss_kib: u64,
+}
+
+fn measure(
+    program: &Path,
+    home: &Path,
+    ws: &Path,
+    state: &Path,
+    embeddings: &str,
+    queries: usize,
+) -> anyhow::Result<Run> {
+    let mut server = Server::start_with(program, home, ws, state, embeddings)?;
+    let warm = server.search(QUERIES[0])?;
+    let (mut matches, mut guesses) = (Vec::new(), Vec::new());
+    for i in 0..queries {
+        matches.push(server.search(QUERIES[i % QUERIES.len()])?);
+        guesses.push(server.search(GUESSES[i % GUESSES.len()])?);
+    }
+    let rss_kib = server.peak_rss_kib()?;
+    server.stop()?;
+    matches.sort_unstable();
+    guesses.sort_unstable();
+    Ok(Run {
+        warm,
+        matches,
+        guesses,
+        rss_kib,
+    })
+}
+
+/// Words only against the embedding model in `model`, alternating three rounds each.
+fn with_model(
+    out: &mut String,
+    program: &Path,
+    home: &Path,
+    ws: &Path,
+    state: &Path,
+    model: &str,
+    queries: usize,
+) -> anyhow::Result<()> {
+    let model = std::fs::canonicalize(model)?.to_string_lossy().into_owned();
+    let queries = queries.min(200);
+    let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
+    for _ in 0..3 {
+        runs[0].push(measure(program, home, ws, state, "off", queries)?);
+        runs[1].push(measure(program, home, ws, state, &model, queries)?);
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let median = |values: &mut Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    let pick = |samples: &[Duration], q: usize| ms(samples[(samples.len() - 1) * q / 100]);
+    let row = |config: usize, measure: &dyn Fn(&Run) -> f64| -> f64 {
+        median(&mut runs[config].iter().map(measure).collect())
+    };
+    #[expect(clippy::cast_precision_loss, reason = "memory sizes in KiB")]
+    let rss = |r: &Run| r.rss_kib as f64 / 1024.0;
+    let rows: [(&str, Measure<'_>); 6] = [
+        ("warm first search ms", &|r| ms(r.warm)),
+        ("p50 search, words in the notes ms", &|r| {
+            pick(&r.matches, 50)
+        }),
+        ("p99 search, words in the notes ms", &|r| {
+            pick(&r.matches, 99)
+        }),
+        ("p50 guess (no word in the notes) ms", &|r| {
+            pick(&r.guesses, 50)
+        }),
+        ("p99 guess ms", &|r| pick(&r.guesses, 99)),
+        ("peak RSS MiB", &rss),
+    ];
+    writeln!(
+        out,
+        "| measure (index on disk, median of 3 alternating runs) | words only | with the model | ratio |"
+    )?;
+    writeln!(out, "|---|---|---|---|")?;
+    for (name, measure) in &rows {
+        let (a, b) = (row(0, measure), row(1, measure));
+        writeln!(out, "| {name} | {a:.2} | {b:.2} | {:.2}x |", b / a)?;
+    }
     Ok(())
 }
 
