@@ -84,13 +84,16 @@ struct WordPieceModel {
 
 /// A static embedding model: word pieces and their vectors.
 pub struct WordModel {
-    /// Word pieces that start a word.
-    heads: FxHashMap<Box<str>, u32>,
-    /// Word pieces that continue a word (without their `##`).
-    tails: FxHashMap<Box<str>, u32>,
+    /// Every word piece, as the tokenizer spells it: a piece continuing a word starts with
+    /// `prefix`.
+    pieces: FxHashMap<String, u32>,
+    prefix: String,
     dim: usize,
     /// `dim` floats per piece id.
-    rows: Vec<f32>,
+    rows: Vec<i8>,
+    /// Per piece, what its row's bytes are multiplied by (rows are kept as bytes: a quarter of
+    /// the memory, and the same neighbours).
+    row_scales: Vec<f32>,
     /// Where it was loaded from, for logs and `check`.
     source: PathBuf,
 }
@@ -99,7 +102,7 @@ impl std::fmt::Debug for WordModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WordModel")
             .field("source", &self.source)
-            .field("pieces", &(self.heads.len() + self.tails.len()))
+            .field("pieces", &self.pieces.len())
             .field("dim", &self.dim)
             .finish_non_exhaustive()
     }
@@ -152,35 +155,38 @@ impl WordModel {
             (safetensors::Dtype::F32, &[pieces, dim]) if dim > 0 => (pieces, dim),
             (dtype, shape) => return Err(bad_weights(format!("{dtype:?} of shape {shape:?}"))),
         };
-        let rows: Vec<f32> = matrix
-            .data()
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        if rows.len() != pieces * dim {
+        let data = matrix.data();
+        if data.len() != pieces * dim * 4 {
             return Err(bad_weights(format!(
-                "{} floats for {pieces} rows",
-                rows.len()
+                "{} bytes for {pieces} rows of {dim}",
+                data.len()
             )));
         }
-
-        let (mut heads, mut tails) = (FxHashMap::default(), FxHashMap::default());
-        for (piece, id) in tokenizer.model.vocab {
-            if id as usize >= pieces {
-                return Err(bad_tokenizer(format!(
-                    "piece {piece:?} has id {id}, beyond the {pieces} rows of the weights"
-                )));
+        let (mut rows, mut row_scales) =
+            (Vec::with_capacity(pieces * dim), Vec::with_capacity(pieces));
+        let mut row = vec![0.0_f32; dim];
+        for bytes in data.chunks_exact(dim * 4) {
+            for (value, b) in row.iter_mut().zip(bytes.chunks_exact(4)) {
+                *value = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
             }
-            match piece.strip_prefix(prefix.as_str()) {
-                Some(tail) if !tail.is_empty() => tails.insert(tail.into(), id),
-                _ => heads.insert(piece.into_boxed_str(), id),
-            };
+            row_scales.push(quantize(&row, &mut rows));
+        }
+        if let Some((piece, id)) = tokenizer
+            .model
+            .vocab
+            .iter()
+            .find(|(_, id)| **id as usize >= pieces)
+        {
+            return Err(bad_tokenizer(format!(
+                "piece {piece:?} has id {id}, beyond the {pieces} rows of the weights"
+            )));
         }
         Ok(Self {
-            heads,
-            tails,
+            pieces: tokenizer.model.vocab,
+            prefix,
             dim,
             rows,
+            row_scales,
             source: dir.to_path_buf(),
         })
     }
@@ -203,14 +209,22 @@ impl WordModel {
         }
         let mut out = Vec::new();
         let mut start = 0;
+        let mut tail = String::with_capacity(self.prefix.len() + word.len());
         while start < word.len() {
-            let table = if start == 0 { &self.heads } else { &self.tails };
             let mut end = word.len();
             let id = loop {
                 if end <= start {
                     return None;
                 }
-                if let Some(&id) = table.get(&word[start..end]) {
+                let piece = if start == 0 {
+                    &word[..end]
+                } else {
+                    tail.clear();
+                    tail.push_str(&self.prefix);
+                    tail.push_str(&word[start..end]);
+                    tail.as_str()
+                };
+                if let Some(&id) = self.pieces.get(piece) {
                     break id;
                 }
                 end -= 1;
@@ -242,14 +256,38 @@ impl WordModel {
             .filter_map(|w| self.pieces(w.as_ref()))
             .flatten()
         {
-            let row = &self.rows[id as usize * self.dim..][..self.dim];
-            for (s, r) in sum.iter_mut().zip(row) {
-                *s += r;
+            let (row, scale) = (
+                &self.rows[id as usize * self.dim..][..self.dim],
+                self.row_scales[id as usize],
+            );
+            for (s, &r) in sum.iter_mut().zip(row) {
+                *s += f32::from(r) * scale;
             }
         }
         let norm = sum.iter().map(|v| v * v).sum::<f32>().sqrt();
         (norm > f32::EPSILON).then(|| sum.into_iter().map(|v| v / norm).collect())
     }
+}
+
+/// Appends `values` to `out` as bytes in -127..=127 and returns what a byte is worth (0 for all
+/// zeros).
+fn quantize(values: &[f32], out: &mut Vec<i8>) -> f32 {
+    let largest = values.iter().fold(0.0_f32, |m, v| m.max(v.abs()));
+    if largest <= f32::EPSILON || !largest.is_finite() {
+        out.extend(std::iter::repeat_n(0, values.len()));
+        return 0.0;
+    }
+    let scale = largest / f32::from(i8::MAX);
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "each value is rounded into -127..=127 first"
+    )]
+    out.extend(
+        values
+            .iter()
+            .map(|v| (v / scale).round().clamp(-127.0, 127.0) as i8),
+    );
+    scale
 }
 
 /// One quantized unit vector per word of the index's vocabulary, in the lexicon's order, so
@@ -300,24 +338,8 @@ impl RelatedWords {
         let dim = self.model.dim();
         for (word, term) in words.skip(self.terms.len()) {
             self.terms.push(term);
-            let vector = self.model.vector(word).unwrap_or_default();
-            let largest = vector.iter().fold(0.0_f32, |m, v| m.max(v.abs()));
-            if largest <= f32::EPSILON {
-                self.vectors.extend(std::iter::repeat_n(0, dim));
-                self.scales.push(0.0);
-                continue;
-            }
-            let scale = largest / f32::from(i8::MAX);
-            #[expect(
-                clippy::cast_possible_truncation,
-                reason = "each value is rounded into -127..=127 first"
-            )]
-            self.vectors.extend(
-                vector
-                    .iter()
-                    .map(|v| (v / scale).round().clamp(-127.0, 127.0) as i8),
-            );
-            self.scales.push(scale);
+            let vector = self.model.vector(word).unwrap_or_else(|| vec![0.0; dim]);
+            self.scales.push(quantize(&vector, &mut self.vectors));
         }
     }
 
