@@ -1,5 +1,5 @@
 //! The optional embedding model through the real `openclaw-memory` binary: a question worded
-//! unlike its note finds it with the model and not without it; a model
+//! unlike its note finds it with the model (a guess, marked weak) and not without it; a model
 //! directory that cannot be used leaves the search working on words, and `check` says why.
 
 use bridge_test_support::{McpProcess, binary_path, embedding_model};
@@ -66,9 +66,13 @@ async fn a_question_in_other_words_finds_its_note_only_with_the_model() -> anyho
     let model = model.to_str().unwrap_or_default();
     let query = "who looks after her teeth";
 
-    // "teeth" is close to "dentist" and "dental": related words of the query.
+    // No line holds "teeth" (or "looks"): the search is a guess, and the line closest in
+    // meaning ("Dentist … Lakeside Dental") is among its at most 2 hits, marked weak.
     let found = search(&home, model, query).await?;
     assert!(finds_the_dentist(&found), "{found}");
+    let hits = found["hits"].as_array().cloned().unwrap_or_default();
+    assert!(hits.len() <= 2, "{found}");
+    assert!(hits.iter().all(|h| h["weak"] == json!(true)), "{found}");
 
     let words_only = search(&home, "off", query).await?;
     assert!(!finds_the_dentist(&words_only), "{words_only}");

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bridge_core::config::EnvLayer;
 
-use crate::index::related::{WordModel, WordModelError};
+use crate::index::embedding::{WordModel, WordModelError};
 
 /// The setting naming the model directory (or `off`).
 pub const EMBEDDINGS_ENV: &str = "OPENCLAW_MEMORY_EMBEDDINGS";

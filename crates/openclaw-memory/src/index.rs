@@ -16,6 +16,8 @@ pub mod mapped;
 
 /// What kind of thing a window states (a date, a number, a name, a place).
 mod answer;
+/// Word vectors from a static embedding model.
+pub mod embedding;
 /// What a query asks for.
 mod intent;
 /// Stemming and typo tolerance: words to terms.
@@ -28,8 +30,6 @@ mod prepare;
 mod query;
 /// Score factors on top of BM25.
 pub mod rank;
-/// Related words from a static embedding model.
-pub mod related;
 /// The index as bytes: what is persisted between processes, and checking it on the way back.
 pub mod snapshot;
 /// Choosing the quoted lines of a hit.
@@ -44,10 +44,10 @@ use rustc_hash::FxHashMap;
 
 use crate::index::bm25::{Bm25Index, ChunkId};
 use crate::index::chunk::{ChunkOptions, LineRange};
+use crate::index::embedding::{VocabularyVectors, WordModel};
 use crate::index::lexicon::Lexicon;
 use crate::index::mapped::{Ids, Text};
 use crate::index::rank::RankOptions;
-use crate::index::related::{RelatedWords, WordModel};
 use crate::index::tokenize::Analyzer;
 use crate::paths::MemoryPath;
 use crate::store::{FileStamp, MemoryStore};
@@ -139,9 +139,9 @@ pub struct MemoryIndex {
     /// workspace's own file names.
     by_path: FxHashMap<MemoryPath, u32>,
     chunk_info: Vec<ChunkInfo>,
-    /// Words of the notes close in meaning to a query word, when an embedding model is in use.
-    /// Not part of the file: computed from the vocabulary when the model is attached.
-    related: Option<RelatedWords>,
+    /// The vocabulary's word vectors, when an embedding model is in use. Not part of the file:
+    /// computed from the vocabulary when the model is attached.
+    vectors: Option<VocabularyVectors>,
     /// The freshness check (see `persist::CheckMark`) this index was found up to date at,
     /// right after it was built; `None` otherwise. Not part of the file.
     fresh_at_check: Option<u64>,
@@ -163,31 +163,32 @@ impl MemoryIndex {
             free_slots: BTreeSet::new(),
             by_path: FxHashMap::default(),
             chunk_info: Vec::new(),
-            related: None,
+            vectors: None,
             fresh_at_check: None,
             checksum: None,
         }
     }
 
-    /// Uses `model` for related words (none: lexical search only). Embeds every word of the
-    /// vocabulary now; later refreshes add only new words.
+    /// Uses `model` to find lines close in meaning to a query the words alone cannot answer
+    /// (none: words only). Embeds every word of the vocabulary now; later refreshes add only
+    /// new words.
     pub fn use_word_model(&mut self, model: Option<Arc<WordModel>>) {
-        self.related = model.map(|model| {
+        self.vectors = model.map(|model| {
             let started = std::time::Instant::now();
-            let mut related = RelatedWords::new(model);
-            related.extend(self.lexicon.words_in_order());
+            let mut vectors = VocabularyVectors::new(model);
+            vectors.extend(self.lexicon.words_in_order());
             tracing::debug!(
-                words = related.len(),
+                words = vectors.len(),
                 took_us = started.elapsed().as_micros(),
                 "vocabulary embedded"
             );
-            related
+            vectors
         });
     }
 
     /// The embedding model in use, if any.
     pub fn word_model(&self) -> Option<&Arc<WordModel>> {
-        self.related.as_ref().map(RelatedWords::model)
+        self.vectors.as_ref().map(VocabularyVectors::model)
     }
 
     /// The freshness check this index was found up to date at, if any.

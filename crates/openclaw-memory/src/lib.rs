@@ -34,8 +34,8 @@ mod window;
 mod workspace;
 
 pub use crate::cli::main_entry;
+pub use crate::index::embedding::WordModel;
 pub use crate::index::rank::RankOptions;
-pub use crate::index::related::WordModel;
 pub use crate::index::{LocalHit, MemoryIndex};
 pub use crate::paths::parse_day;
 pub use crate::store::MemoryStore;

@@ -10,8 +10,8 @@ use bridge_core::config::EnvLayer;
 use bridge_core::sync::lock;
 
 use crate::embeddings::ModelSetting;
+use crate::index::embedding::WordModel;
 use crate::index::rank::RankOptions;
-use crate::index::related::WordModel;
 use crate::index::{LocalHit, MemoryIndex, RefreshStats};
 use crate::paths::MemoryPath;
 use crate::persist::{CacheLock, IndexCache, PersistError, state_dir};

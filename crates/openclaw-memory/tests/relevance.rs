@@ -505,12 +505,7 @@ const ABLATIONS: &[(&str, Switch)] = &[
         o.relative_floor = 0.0;
     }),
     ("guess limit off", |o| o.guess_limit = K),
-    ("related words off", |o| o.related_words = 0),
-    ("lines close in meaning off", |o| {
-        o.meaning_similarity = None;
-    }),
-    ("both off (words only)", |o| {
-        o.related_words = 0;
+    ("lines close in meaning off (words only)", |o| {
         o.meaning_similarity = None;
     }),
     ("+ half-life decay 30 d (OpenClaw)", |o| {
@@ -522,8 +517,8 @@ const ABLATIONS: &[(&str, Switch)] = &[
 /// fact above the current one in ≤ 5 % of change-over-time queries, and nDCG@5 ≥ BM25 + 0.05,
 /// on both sets. Only the BM25 margin is reached on both; the others are regression floors a
 /// little below what each set measured, words only and with the embedding model (tuned 0.681 /
-/// 0.698 / 1 of 22 and 0.766 / 0.790 / 1 of 22; held-out 0.519 / 0.529 / 2 of 14 and 0.560 /
-/// 0.583 / 2 of 14), so the test fails if the ranking gets worse, not because a target is
+/// 0.698 / 0 of 22 and 0.767 / 0.790 / 0 of 22; held-out 0.519 / 0.529 / 2 of 14 and 0.576 /
+/// 0.603 / 3 of 14), so the test fails if the ranking gets worse, not because a target is
 /// unmet.
 #[derive(Debug)]
 struct Floors {
@@ -551,8 +546,8 @@ const HELD_OUT_FLOORS: Floors = Floors {
 };
 
 const HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
-    ndcg: 0.54,
-    recall: 0.56,
+    ndcg: 0.56,
+    recall: 0.59,
     superseded_rate: 0.22,
 };
 

@@ -25,8 +25,8 @@ impl MemoryIndex {
         listing: Vec<(MemoryPath, FileStamp)>,
     ) -> Result<RefreshStats, StoreError> {
         let stats = self.update(listing)?;
-        if let Some(related) = self.related.as_mut() {
-            related.extend(self.lexicon.words_in_order());
+        if let Some(vectors) = self.vectors.as_mut() {
+            vectors.extend(self.lexicon.words_in_order());
         }
         Ok(stats)
     }

@@ -1,7 +1,7 @@
 //! Lines close in meaning to a query, for the searches the words alone cannot answer: a
 //! question worded unlike its note ("who looks after her teeth" for "Dentist: Dr. Okafor").
 //! A line's meaning is the IDF-weighted sum of its words' vectors (see
-//! [`related`](super::related)); its closeness to the query is their cosine, counting the
+//! [`embedding`](super::embedding)); its closeness to the query is their cosine, counting the
 //! words' vectors as orthogonal to each other for the line's length, so that one pass over the
 //! terms the index already holds scores every line without storing a vector per line.
 #![expect(
@@ -35,14 +35,14 @@ impl MemoryIndex {
     /// The `most` lines closest in meaning to the query `words` with a similarity of at least
     /// `least`, best first, leaving out lines the notes mark as replaced. Empty without an embedding model.
     pub(super) fn closest_lines(&self, words: &[String], least: f32, most: usize) -> Vec<Close> {
-        let Some(related) = self.related.as_ref() else {
+        let Some(vectors) = self.vectors.as_ref() else {
             return Vec::new();
         };
-        let Some(query) = related.model().text_vector(words) else {
+        let Some(query) = vectors.model().text_vector(words) else {
             return Vec::new();
         };
         let terms = self.bm25.term_count();
-        let similarity = related.term_similarities(&query, terms);
+        let similarity = vectors.term_similarities(&query, terms);
         // Per term: its IDF times its similarity, and its IDF squared (the line's length).
         let (toward, length): (Vec<f32>, Vec<f32>) = (0..terms)
             .map(|t| {

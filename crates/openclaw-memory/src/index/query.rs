@@ -20,8 +20,6 @@ const CANDIDATES_PER_RESULT: usize = 10;
 const MIN_CANDIDATES: usize = 50;
 /// Most distinct query terms considered; a pasted paragraph is not a query.
 const MAX_QUERY_TERMS: usize = 32;
-/// Most terms with related words: one bit each in a line's mask.
-const MAX_TERMS: usize = 64;
 /// Ranked windows looked at for statements of the same subject: the two pages' worth of
 /// windows any reordering could bring onto the first page (`limit` is 5 by default).
 const CURRENT_DEPTH: usize = 20;
@@ -41,7 +39,10 @@ impl MemoryIndex {
         let wants = intent::wants(query);
         let words = self.analyzer.terms(query);
         let query = self.query_terms(query);
-        if query.terms.is_empty() {
+        // No word of the query is in the notes: only meaning can find something.
+        if query.terms.is_empty()
+            && (self.vectors.is_none() || self.ranking.meaning_similarity.is_none())
+        {
             return Vec::new();
         }
         let candidates = self.candidates(&query, limit);
@@ -211,40 +212,9 @@ impl MemoryIndex {
             total_idf += idf;
             terms.push(Term { id, weight, idf });
         }
-        self.add_related(&words, &mut terms);
         Query {
             terms,
             total_idf: total_idf.max(f32::MIN_POSITIVE),
-        }
-    }
-
-    /// Adds the words of the notes closest in meaning to each query word, weighted by how close
-    /// they are. They do not add to the query's total weight: a window holding only related
-    /// words covers the query partly, never wholly.
-    fn add_related(&self, words: &[String], terms: &mut Vec<Term>) {
-        let ranking = &self.ranking;
-        let Some(related) = self.related.as_ref().filter(|_| ranking.related_words > 0) else {
-            return;
-        };
-        for word in words {
-            let near = related.near(
-                word,
-                ranking.related_similarity,
-                ranking.related_words,
-                |id| self.bm25.doc_freq(id) > 0 && !terms.iter().any(|t| t.id == id),
-            );
-            for r in near {
-                if terms.len() == MAX_TERMS {
-                    return;
-                }
-                let weight = ranking.related_weight * r.similarity;
-                let idf = self.bm25.idf(r.term) * weight;
-                terms.push(Term {
-                    id: r.term,
-                    weight,
-                    idf,
-                });
-            }
         }
     }
 

@@ -53,14 +53,6 @@ pub struct RankOptions {
     /// Windows stating something about the same subject are one group, ordered newest note
     /// first, a fact marked replaced after the ones that are not.
     pub current_facts: bool,
-    /// Most words of the notes added to the query per query word for being close to it in
-    /// meaning, when an embedding model is in use (see [`related`](super::related)). 0 turns
-    /// it off.
-    pub related_words: usize,
-    /// Least cosine similarity between a query word and a related word.
-    pub related_similarity: f32,
-    /// A related word counts this times its similarity of a query word's weight.
-    pub related_weight: f32,
     /// When the search is a guess (no section holds most of the query) and an embedding model
     /// is in use, the lines closest in meaning to the query, with at least this cosine
     /// similarity, come first. `None` turns it off.
@@ -82,9 +74,6 @@ impl Default for RankOptions {
             stemming: true,
             typo_tolerance: true,
             current_facts: true,
-            related_words: 2,
-            related_similarity: 0.6,
-            related_weight: 1.0,
             meaning_similarity: Some(0.3),
         }
     }

@@ -541,7 +541,7 @@ impl MemoryIndex {
             free_slots,
             by_path,
             chunk_info,
-            related: None,
+            vectors: None,
             fresh_at_check: None,
             checksum: None,
         })

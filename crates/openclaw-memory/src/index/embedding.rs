@@ -1,13 +1,11 @@
-//! Related words: which words of the notes mean nearly the same as a query word ("physician"
-//! → "doctor", "teeth" → "dental"), so a question worded differently from the note still
-//! finds it. The meaning comes from a small static embedding model in the model2vec format
-//! (a WordPiece `tokenizer.json` and one vector per word piece in `model.safetensors`, such as
-//! potion-base-2M), read from a local directory; nothing is ever downloaded. A word's vector is
-//! the mean of its pieces' vectors, as model2vec computes it; the index keeps one quantized
-//! vector per word of its vocabulary, and a query word's related words are the closest of
-//! them by cosine similarity.
+//! Word vectors: what a word means, as a small static embedding model in the model2vec format
+//! says (a WordPiece `tokenizer.json` and one vector per word piece in `model.safetensors`,
+//! such as potion-base-2M), read from a local directory; nothing is ever downloaded. A word's
+//! vector is the mean of its pieces' vectors, as model2vec computes it; the index keeps one
+//! quantized vector per word of its vocabulary, from which a query's closeness to every term
+//! comes in one pass (see [`meaning`](super::meaning)).
 //!
-//! Optional: without a model, search is lexical only.
+//! Optional: without a model, search matches words only.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -293,7 +291,7 @@ fn quantize(values: &[f32], out: &mut Vec<i8>) -> f32 {
 /// One quantized unit vector per word of the index's vocabulary, in the lexicon's order, so
 /// a growing vocabulary is extended rather than recomputed.
 #[derive(Debug)]
-pub struct RelatedWords {
+pub struct VocabularyVectors {
     model: Arc<WordModel>,
     /// The term of each word.
     terms: Vec<TermId>,
@@ -303,16 +301,7 @@ pub struct RelatedWords {
     scales: Vec<f32>,
 }
 
-/// A word of the notes close in meaning to a query word.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Related {
-    /// Its term.
-    pub term: TermId,
-    /// Cosine similarity to the query word, in `(0, 1]`.
-    pub similarity: f32,
-}
-
-impl RelatedWords {
+impl VocabularyVectors {
     /// An empty table over `model`; [`Self::extend`] adds the vocabulary.
     pub fn new(model: Arc<WordModel>) -> Self {
         Self {
@@ -355,51 +344,6 @@ impl RelatedWords {
             *slot = slot.max(dot * self.scales[i]);
         }
         out
-    }
-
-    /// The `most` words closest to `word` with a cosine similarity of at least `least`, best
-    /// first, one per term, among the terms `keep` accepts.
-    pub fn near(
-        &self,
-        word: &str,
-        least: f32,
-        most: usize,
-        keep: impl Fn(TermId) -> bool,
-    ) -> Vec<Related> {
-        if most == 0 {
-            return Vec::new();
-        }
-        let Some(query) = self.model.vector(word) else {
-            return Vec::new();
-        };
-        let dim = self.model.dim();
-        let mut found: Vec<Related> = Vec::new();
-        for (i, row) in self.vectors.chunks_exact(dim).enumerate() {
-            let dot: f32 = row
-                .iter()
-                .zip(&query)
-                .map(|(&r, &q)| f32::from(r) * q)
-                .sum();
-            let similarity = dot * self.scales[i];
-            if similarity < least {
-                continue;
-            }
-            let term = self.terms[i];
-            if !keep(term) {
-                continue;
-            }
-            match found.iter_mut().find(|r| r.term == term) {
-                Some(r) => r.similarity = r.similarity.max(similarity),
-                None => found.push(Related { term, similarity }),
-            }
-        }
-        found.sort_by(|a, b| {
-            b.similarity
-                .total_cmp(&a.similarity)
-                .then(a.term.cmp(&b.term))
-        });
-        found.truncate(most);
-        found
     }
 }
 
@@ -459,28 +403,31 @@ mod tests {
     }
 
     #[test]
-    fn the_closest_words_come_first_one_per_term_and_far_ones_not_at_all() {
+    fn each_term_gets_the_similarity_of_its_closest_word() {
         let dir = tempfile::tempdir().unwrap();
-        let mut table = RelatedWords::new(Arc::new(tiny(dir.path())));
-        table.extend([("medical", 7), ("car", 8), ("medic", 7), ("xyz", 9)].into_iter());
+        let model = Arc::new(tiny(dir.path()));
+        let mut table = VocabularyVectors::new(Arc::clone(&model));
+        table.extend([("medical", 0), ("car", 1), ("medic", 0), ("xyz", 2)].into_iter());
         assert_eq!(table.len(), 4);
-        let near = table.near("doctor", 0.5, 5, |_| true);
-        assert_eq!(near.iter().map(|r| r.term).collect::<Vec<_>>(), [7]);
-        assert!(near[0].similarity > 0.95, "{near:?}");
-        assert!(table.near("doctor", 0.5, 5, |t| t != 7).is_empty());
-        assert!(table.near("doctor", 0.5, 0, |_| true).is_empty());
+        let query = model.vector("doctor").unwrap();
+        let similarity = table.term_similarities(&query, 4);
+        assert!(similarity[0] > 0.95, "{similarity:?}");
+        assert!(similarity[1] < 0.3, "{similarity:?}");
+        // A word the model cannot spell, and a term with no word, are at 0.
+        assert!(similarity[2].abs() < f32::EPSILON && similarity[3].abs() < f32::EPSILON);
         // Extending again adds only the new words.
         table.extend(
             [
-                ("medical", 7),
-                ("car", 8),
-                ("medic", 7),
-                ("xyz", 9),
-                ("doctor", 10),
+                ("medical", 0),
+                ("car", 1),
+                ("medic", 0),
+                ("xyz", 2),
+                ("doctor", 3),
             ]
             .into_iter(),
         );
         assert_eq!(table.len(), 5);
+        assert!(table.term_similarities(&query, 4)[3] > 0.99);
     }
 
     #[test]
