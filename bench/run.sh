@@ -28,12 +28,15 @@ fi
 
 if [[ "$what" == all || "$what" == memory ]]; then
     section "openclaw-memory: 5,000 notes of ~2 KB, searched through stdio MCP"
-    target/release/memory-bench --notes 5000 --queries 500 --processes 8 target/release/openclaw-memory
+    scripts/peers/embeddings.sh target/peers
+    target/release/memory-bench --notes 5000 --queries 500 --processes 8 \
+        --embeddings target/peers/potion-base-2M target/release/openclaw-memory
 fi
 
 if [[ "$what" == all || "$what" == relevance ]]; then
-    section "openclaw-memory relevance on tests/fixtures/relevance (RELEVANCE_SET=DIR for another set)"
-    cargo test --quiet --release -p openclaw-memory --test relevance -- --nocapture 2>&1 \
+    section "openclaw-memory relevance on both labelled sets, words only and with the embedding model"
+    scripts/peers/embeddings.sh target/peers
+    RELEVANCE_REQUIRE_EMBEDDINGS=1 cargo test --quiet --release -p openclaw-memory --test relevance -- --nocapture 2>&1 \
         | sed -n '/^| kind/,/^no-answer/p'
 fi
 

@@ -203,6 +203,7 @@ const PASSTHROUGH: &[&str] = &[
     "XDG_CONFIG_HOME",
     "XDG_STATE_HOME",
     "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
     "HTTP_PROXY",
     "HTTPS_PROXY",
     "NO_PROXY",
