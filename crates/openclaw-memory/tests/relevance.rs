@@ -517,7 +517,7 @@ const ABLATIONS: &[(&str, Switch)] = &[
 /// fact above the current one in ≤ 5 % of change-over-time queries, and nDCG@5 ≥ BM25 + 0.05,
 /// on both sets. Only the BM25 margin is reached on both; the others are regression floors a
 /// little below what each set measured, words only and with the embedding model (tuned 0.681 /
-/// 0.698 / 0 of 22 and 0.767 / 0.790 / 0 of 22; held-out 0.519 / 0.529 / 2 of 14 and 0.576 /
+/// 0.698 / 0 of 22 and 0.780 / 0.806 / 0 of 22; held-out 0.519 / 0.529 / 2 of 14 and 0.576 /
 /// 0.603 / 3 of 14), so the test fails if the ranking gets worse, not because a target is
 /// unmet.
 #[derive(Debug)]
@@ -534,8 +534,8 @@ const TUNED_FLOORS: Floors = Floors {
 };
 
 const TUNED_EMBEDDED_FLOORS: Floors = Floors {
-    ndcg: 0.75,
-    recall: 0.77,
+    ndcg: 0.77,
+    recall: 0.79,
     superseded_rate: 0.05,
 };
 

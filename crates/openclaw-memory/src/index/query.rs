@@ -108,7 +108,7 @@ impl MemoryIndex {
         // when an embedding model is in use.
         let mut close = match self.ranking.meaning_similarity {
             Some(least) if weak => self
-                .closest_lines(&search.words, least, limit)
+                .closest_lines(&search.words, search.wants, least, limit)
                 .into_iter()
                 .filter_map(|close| self.close_hit(close))
                 .collect(),
