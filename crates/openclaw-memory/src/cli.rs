@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -125,8 +126,9 @@ fn serve(args: &GlobalArgs, config: &Config) -> anyhow::Result<ExitCode> {
             },
             config.env.clone(),
         );
-        let server = MemoryServer::new(service, gateway, envelope);
+        let server = MemoryServer::new(Arc::clone(&service), gateway, envelope);
         let stop = bridge_mcp::serve_stdio(server).await?;
+        service.finish_saving();
         tracing::debug!(?stop, "stopped");
         Ok(ExitCode::SUCCESS)
     })

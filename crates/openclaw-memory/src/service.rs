@@ -39,6 +39,8 @@ pub struct MemoryService {
     index: Mutex<Option<LiveIndex>>,
     /// The embedding model, loaded at the first search.
     model: OnceLock<Option<Arc<WordModel>>>,
+    /// The thread writing a freshly built index after its first search was answered.
+    saving: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 /// How long a process waits for another that is building the same workspace's index before
@@ -58,6 +60,8 @@ struct LiveIndex {
     /// Changed since it was last saved.
     dirty: bool,
     last_save: Instant,
+    /// The lock a build holds until its index is written (after the first search is answered).
+    pending: Option<CacheLock>,
 }
 
 /// Why a call could not be served from the workspace.
@@ -86,6 +90,7 @@ impl MemoryService {
             workspace: Mutex::new(None),
             index: Mutex::new(None),
             model: OnceLock::new(),
+            saving: Mutex::new(None),
         });
         // The embedding model loads while the client initializes and the index loads; the
         // first search waits for it only if it is not done yet.
@@ -128,9 +133,10 @@ impl MemoryService {
         }
     }
 
-    /// Refreshes the local index and searches it. Blocking: call from a blocking thread.
+    /// Refreshes the local index and searches it. Blocking: call from a blocking thread. A
+    /// freshly built index is saved on another thread once this search is answered.
     pub fn search_local(
-        &self,
+        self: &Arc<Self>,
         query: &str,
         limit: usize,
     ) -> Result<(Workspace, Vec<LocalHit>), ServiceError> {
@@ -151,10 +157,45 @@ impl MemoryService {
             live.dirty |= refreshed.indexed + refreshed.removed > 0;
         }
         let hits = live.index.search(query, limit, Some(today()));
-        if live.dirty && live.last_save.elapsed() >= SAVE_DEBOUNCE {
+        if live.pending.is_some() {
+            self.save_after_answer();
+        } else if live.dirty && live.last_save.elapsed() >= SAVE_DEBOUNCE {
             live.save(Duration::ZERO);
         }
         Ok((workspace, hits))
+    }
+
+    /// Writes the freshly built index, under the lock its build holds, on a thread of its own:
+    /// the first search is answered without waiting for the write (a few hundred milliseconds
+    /// at 50,000 notes). The next search waits for it, and [`Self::finish_saving`] at shutdown.
+    fn save_after_answer(self: &Arc<Self>) {
+        let service = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("index-save".into())
+            .spawn(move || {
+                if let Some(live) = lock(&service.index).as_mut() {
+                    live.save_pending();
+                }
+            });
+        match spawned {
+            Ok(handle) => *lock(&self.saving) = Some(handle),
+            Err(err) => {
+                tracing::debug!(%err, "saving the memory index now");
+                if let Some(live) = lock(&self.index).as_mut() {
+                    live.save_pending();
+                }
+            }
+        }
+    }
+
+    /// Waits for a save in progress (at shutdown, so a built index is not lost).
+    pub fn finish_saving(&self) {
+        let handle = lock(&self.saving).take();
+        if let Some(handle) = handle
+            && handle.join().is_err()
+        {
+            tracing::warn!("saving the memory index failed");
+        }
     }
 
     /// The embedding model of `OPENCLAW_MEMORY_EMBEDDINGS`, loaded once. One that cannot be
@@ -298,6 +339,7 @@ impl MemoryService {
             cache: Some(cache),
             dirty: refreshed.indexed + refreshed.removed > 0,
             last_save: Instant::now(),
+            pending: None,
         };
         if live.dirty {
             match held {
@@ -363,15 +405,23 @@ fn build(
         dirty: cache.is_some(),
         cache,
         last_save: Instant::now(),
+        pending: None,
     })
 }
 
 impl LiveIndex {
-    /// Saves while the caller holds the lock, then releases it.
+    /// Keeps the lock the caller holds until [`Self::save_pending`] has written the index.
     fn saved_under(mut self, held: CacheLock) -> Self {
-        self.write();
-        drop(held);
+        self.pending = Some(held);
         self
+    }
+
+    /// Writes the index under the lock kept by [`Self::saved_under`], then releases it.
+    fn save_pending(&mut self) {
+        if let Some(held) = self.pending.take() {
+            self.write();
+            drop(held);
+        }
     }
 
     /// Saves under the lock, waiting at most `wait` for it; a busy lock means another process
