@@ -167,6 +167,16 @@ impl EnvLayer {
         }
     }
 
+    /// A layer holding only `pairs` as its process environment (tests).
+    pub fn from_pairs(pairs: &[(&str, &str)]) -> Self {
+        Self::from_maps(
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+            [],
+        )
+    }
+
     /// Captures the process environment and the `.env` file at `dotenv_path` (a missing file is
     /// normal). This is the only place in the workspace that reads the process environment; call
     /// it once at the binary's edge.

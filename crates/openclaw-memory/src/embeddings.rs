@@ -62,12 +62,7 @@ mod tests {
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> EnvLayer {
-        EnvLayer::from_maps(
-            pairs
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
-            [],
-        )
+        EnvLayer::from_pairs(pairs)
     }
 
     #[test]

@@ -252,12 +252,7 @@ mod tests {
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> EnvLayer {
-        EnvLayer::from_maps(
-            pairs
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
-            std::iter::empty(),
-        )
+        EnvLayer::from_pairs(pairs)
     }
 
     fn run(flag: Option<&Path>, pairs: &[(&str, &str)]) -> Discovery {
