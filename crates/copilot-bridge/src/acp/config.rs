@@ -372,10 +372,14 @@ impl CopilotLaunch {
         if let Some(home) = &self.home {
             env.push(("HOME".into(), home.display().to_string()));
         }
+        // OpenClaw's settings, and where the memory server keeps its index and finds its
+        // embedding model, so it sees what it would see started by hand.
         env.extend(
             self.passthrough
                 .iter()
-                .filter(|(k, _)| k.starts_with("OPENCLAW_"))
+                .filter(|(k, _)| {
+                    k.starts_with("OPENCLAW_") || k == "XDG_STATE_HOME" || k == "XDG_DATA_HOME"
+                })
                 .cloned(),
         );
         env.push((DEPTH_ENV.into(), child_depth.to_owned()));
@@ -584,6 +588,8 @@ mod tests {
             ("GH_TOKEN", "ghp_example"),
             (DEPTH_ENV, "1"),
             ("OPENCLAW_WORKSPACE_DIR", "/data/openclaw"),
+            ("XDG_DATA_HOME", "/data/xdg"),
+            ("LANG", "C.UTF-8"),
             (
                 "COPILOT_BRIDGE_STATE_DIR",
                 &dir.path().join("state").display().to_string(),
@@ -613,6 +619,9 @@ mod tests {
             server["env"]["OPENCLAW_WORKSPACE_DIR"],
             json!("/data/openclaw")
         );
+        // Where the memory server finds its embedding model; not the CLI's own settings.
+        assert_eq!(server["env"]["XDG_DATA_HOME"], json!("/data/xdg"));
+        assert!(server["env"].get("LANG").is_none(), "{server}");
         assert_eq!(std::fs::metadata(file)?.permissions().mode() & 0o777, 0o600);
         assert_eq!(agent.session_mcp_servers[0].name, MEMORY_SERVER_NAME);
         Ok(())
