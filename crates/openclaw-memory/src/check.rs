@@ -86,7 +86,7 @@ fn embeddings(config: &Config) -> Check {
         (Ok(Some(model)), _) => Check::pass(
             "embeddings",
             format!(
-                "{} ({} dimensions, loaded in {} ms): related words and lines close in meaning",
+                "{} ({} dimensions, loaded in {} ms): searches the words cannot answer look for lines close in meaning",
                 model.source().display(),
                 model.dim(),
                 started.elapsed().as_millis()

@@ -418,7 +418,7 @@ fn word_model() -> Option<Arc<WordModel>> {
         .clone()
 }
 
-/// Our ranking with `options` on one labelled set, with `model` for related words.
+/// Our ranking with `options` on one labelled set, with `model` for lines close in meaning.
 fn ours(
     set: &Path,
     labels: &Value,

@@ -239,7 +239,7 @@ impl WordModel {
     /// The unit vector of one word as the analyzer gives it (lowercase, letters and digits):
     /// the mean of its pieces' rows, normalized. `None` for a word the model cannot spell.
     /// Accented words are looked up as written; the tokenizer would strip the accents, so a
-    /// few of them find no pieces and have no related words.
+    /// few of them find no pieces and have no vector.
     pub fn vector(&self, word: &str) -> Option<Vec<f32>> {
         self.text_vector(std::slice::from_ref(&word))
     }
