@@ -22,6 +22,8 @@ pub mod embedding;
 mod intent;
 /// Stemming and typo tolerance: words to terms.
 pub mod lexicon;
+/// Lines marked as replaced, and active directives.
+mod marked;
 /// Lines close in meaning to a query.
 mod meaning;
 /// Reading and splitting a file before its terms are assigned.

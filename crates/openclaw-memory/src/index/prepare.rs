@@ -59,7 +59,7 @@ impl Prepared {
         if line_starts.last() == Some(&offset(text.len())) && !text.is_empty() {
             line_starts.pop();
         }
-        let (superseded, directives) = super::build::marked_lines(path, &text);
+        let (superseded, directives) = super::marked::marked_lines(path, &text);
         let at = |i: usize| line_starts.get(i).map_or(text.len(), |&at| at as usize);
         let lines: Vec<&str> = (0..line_starts.len())
             .map(|i| {
