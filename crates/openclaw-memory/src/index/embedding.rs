@@ -347,12 +347,15 @@ impl VocabularyVectors {
     }
 }
 
+/// A tiny model for tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod test_model {
+    use std::path::Path;
+
+    use super::{EMBEDDINGS_TENSOR, WordModel};
 
     /// A model with pieces `doc`, `##tor`, `medic`, `##al`, `car` in 2 dimensions.
-    fn tiny(dir: &Path) -> WordModel {
+    pub(crate) fn tiny(dir: &Path) -> WordModel {
         let vocab = [
             ("[UNK]", 0),
             ("doc", 1),
@@ -389,6 +392,12 @@ mod tests {
         std::fs::write(dir.join("model.safetensors"), bytes).unwrap();
         WordModel::load(dir).unwrap()
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_model::tiny;
+    use super::*;
 
     #[test]
     fn words_split_longest_piece_first_and_unknown_parts_give_nothing() {

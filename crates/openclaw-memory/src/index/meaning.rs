@@ -198,3 +198,66 @@ impl MemoryIndex {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::index::MemoryIndex;
+    use crate::index::embedding::test_model::tiny;
+    use crate::index::rank::RankOptions;
+    use crate::store::MemoryStore;
+
+    /// "doctor" is in no note; in the tiny model it is close to "medical" only.
+    fn index(model: bool) -> (tempfile::TempDir, MemoryIndex) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("memory")).unwrap();
+        std::fs::write(
+            ws.join("memory/2026-01-01.md"),
+            "# 2026-01-01\n\n- Medical checkup booked with Lee.\n- Car wash on Sunday.\n",
+        )
+        .unwrap();
+        std::fs::write(
+            ws.join("memory/2026-01-02.md"),
+            "# 2026-01-02\n\n- ~~Medical plan: old~~\n",
+        )
+        .unwrap();
+        // Other notes, so that IDF means something.
+        for day in 3..13 {
+            std::fs::write(
+                ws.join(format!("memory/2026-01-{day:02}.md")),
+                format!("# 2026-01-{day:02}\n\n- Walked the dog along the river, day {day}.\n"),
+            )
+            .unwrap();
+        }
+        let mut index = MemoryIndex::new(MemoryStore::new(ws), RankOptions::default());
+        index.refresh().unwrap();
+        let model = model.then(|| Arc::new(tiny(dir.path())));
+        index.use_word_model(model);
+        (dir, index)
+    }
+
+    #[test]
+    fn a_query_no_note_words_finds_the_line_closest_in_meaning_as_a_guess() {
+        let (_dir, index) = index(true);
+        let hits = index.search("doctor", 5, None);
+        let quoted: Vec<(String, usize, bool)> = hits
+            .iter()
+            .map(|h| (h.path.to_string(), h.start_line, h.weak))
+            .collect();
+        // The struck-through line is closer still, but a guess never quotes a replaced fact;
+        // the car line is too far.
+        assert_eq!(
+            quoted,
+            [("memory/2026-01-01.md".to_owned(), 3, true)],
+            "{hits:?}"
+        );
+    }
+
+    #[test]
+    fn without_the_model_such_a_query_finds_nothing() {
+        let (_dir, index) = index(false);
+        assert!(index.search("doctor", 5, None).is_empty());
+    }
+}
