@@ -2,8 +2,9 @@
 //! question worded unlike its note ("who looks after her teeth" for "Dentist: Dr. Okafor").
 //! A line's meaning is the IDF-weighted sum of its words' vectors (see
 //! [`embedding`](super::embedding)); its closeness to the query is their cosine, counting the
-//! words' vectors as orthogonal to each other for the line's length, so that one pass over the
-//! terms the index already holds scores every line without storing a vector per line.
+//! words' vectors as orthogonal to each other for the line's length, so that a line is scored
+//! from the terms the index already holds, without a vector stored per line. Only the lines of
+//! the sections holding most of the terms closest to the query are scored.
 #![expect(
     clippy::cast_possible_truncation,
     reason = "line and file indexes of a loaded index fit in u32"
