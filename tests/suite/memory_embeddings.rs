@@ -8,13 +8,8 @@ use tempfile::TempDir;
 
 /// A workspace where the dentist is named only as "Dentist … Lakeside Dental".
 fn workspace() -> anyhow::Result<TempDir> {
-    let home = TempDir::new()?;
+    let home = super::memory_protocol::workspace()?;
     let ws = home.path().join(".openclaw/workspace");
-    std::fs::create_dir_all(ws.join("memory"))?;
-    std::fs::write(
-        ws.join("MEMORY.md"),
-        "# Memory\n\n- The router is a MikroTik hAP.\n",
-    )?;
     let filler = [
         "- Groceries at the market; dinner was soup.",
         "- Standup: sprint planning moved to Thursday.",

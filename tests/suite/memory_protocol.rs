@@ -6,7 +6,8 @@ use bridge_test_support::{McpProcess, binary_path};
 use serde_json::json;
 use tempfile::TempDir;
 
-fn workspace() -> anyhow::Result<TempDir> {
+/// A home holding an OpenClaw workspace whose `MEMORY.md` names the router.
+pub(crate) fn workspace() -> anyhow::Result<TempDir> {
     let home = TempDir::new()?;
     let ws = home.path().join(".openclaw/workspace");
     std::fs::create_dir_all(ws.join("memory"))?;
