@@ -74,7 +74,7 @@ impl Default for RankOptions {
             stemming: true,
             typo_tolerance: true,
             current_facts: true,
-            meaning_similarity: Some(0.3),
+            meaning_similarity: Some(0.4),
         }
     }
 }
