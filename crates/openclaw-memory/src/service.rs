@@ -3,6 +3,7 @@
 //! first tool call, so the server starts in milliseconds.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -41,6 +42,8 @@ pub struct MemoryService {
     model: OnceLock<Option<Arc<WordModel>>>,
     /// The thread writing a freshly built index after its first search was answered.
     saving: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// The embedding model's loading has been started.
+    model_requested: AtomicBool,
 }
 
 /// How long a process waits for another that is building the same workspace's index before
@@ -84,24 +87,15 @@ pub enum ServiceError {
 impl MemoryService {
     /// A service that will look for the workspace with `options` and `env` on first use.
     pub fn new(options: ServiceOptions, env: EnvLayer) -> Arc<Self> {
-        let service = Arc::new(Self {
+        Arc::new(Self {
             options,
             env,
             workspace: Mutex::new(None),
             index: Mutex::new(None),
             model: OnceLock::new(),
             saving: Mutex::new(None),
-        });
-        // The embedding model loads while the client initializes and the index loads; the
-        // first search waits for it only if it is not done yet.
-        let loading = Arc::clone(&service);
-        let spawned = std::thread::Builder::new()
-            .name("embedding-model".into())
-            .spawn(move || drop(loading.word_model()));
-        if let Err(err) = spawned {
-            tracing::debug!(%err, "loading the embedding model at the first search instead");
-        }
-        service
+            model_requested: AtomicBool::new(false),
+        })
     }
 
     /// Discovery as it stands now (for "where did you look" answers).
@@ -142,12 +136,9 @@ impl MemoryService {
     ) -> Result<(Workspace, Vec<LocalHit>), ServiceError> {
         let workspace = self.workspace()?;
         let mut guard = lock(&self.index);
-        let live = if let Some(live) = guard.take() {
-            guard.insert(live)
-        } else {
-            let mut live = self.open_index(&workspace)?;
-            live.index.use_word_model(self.word_model());
-            guard.insert(live)
+        let live = match guard.take() {
+            Some(live) => guard.insert(live),
+            None => guard.insert(self.open_index(&workspace)?),
         };
         if live.watch.needs_scan() {
             // Watch first, so a change made during the scan triggers the next one.
@@ -156,13 +147,39 @@ impl MemoryService {
             tracing::debug!(?refreshed, "memory index refreshed");
             live.dirty |= refreshed.indexed + refreshed.removed > 0;
         }
-        let hits = live.index.search(query, limit, Some(today()));
+        let mut hits = live.index.search(query, limit, Some(today()));
+        // The embedding model matters only to a guess (no hit, or only weak ones): it is
+        // attached, and the vocabulary embedded, at the first search that is one, so a first
+        // search the words answer never waits for the model to load.
+        if hits.iter().all(|h| h.weak)
+            && live.index.word_model().is_none()
+            && let Some(model) = self.word_model()
+        {
+            live.index.use_word_model(Some(model));
+            hits = live.index.search(query, limit, Some(today()));
+        }
+        if !self.model_requested.swap(true, Ordering::Relaxed) {
+            self.load_model_after_answer();
+        }
         if live.pending.is_some() {
             self.save_after_answer();
         } else if live.dirty && live.last_save.elapsed() >= SAVE_DEBOUNCE {
             live.save(Duration::ZERO);
         }
         Ok((workspace, hits))
+    }
+
+    /// Loads the embedding model on a thread of its own once the first search is answered, so
+    /// that it competes with neither that search nor the index load; a guess before it is done
+    /// waits for it.
+    fn load_model_after_answer(self: &Arc<Self>) {
+        let service = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("embedding-model".into())
+            .spawn(move || drop(service.word_model()));
+        if let Err(err) = spawned {
+            tracing::debug!(%err, "loading the embedding model at the next guess instead");
+        }
     }
 
     /// Writes the freshly built index, under the lock its build holds, on a thread of its own:

@@ -109,17 +109,17 @@ impl std::fmt::Debug for WordModel {
 impl WordModel {
     /// Loads the model in `dir` (`tokenizer.json`, `model.safetensors`).
     pub fn load(dir: &Path) -> Result<Self, WordModelError> {
-        let read = |name: &str| {
-            let path = dir.join(name);
-            std::fs::read(&path).map_err(|source| WordModelError::Read { path, source })
-        };
         let tokenizer_path = dir.join("tokenizer.json");
+        let text = std::fs::read(&tokenizer_path).map_err(|source| WordModelError::Read {
+            path: tokenizer_path.clone(),
+            source,
+        })?;
         let bad_tokenizer = |reason: String| WordModelError::Tokenizer {
             path: tokenizer_path.clone(),
             reason,
         };
-        let tokenizer: TokenizerFile = serde_json::from_slice(&read("tokenizer.json")?)
-            .map_err(|e| bad_tokenizer(e.to_string()))?;
+        let tokenizer: TokenizerFile =
+            serde_json::from_slice(&text).map_err(|e| bad_tokenizer(e.to_string()))?;
         if tokenizer.model.kind != "WordPiece" {
             return Err(bad_tokenizer(format!(
                 "model type {}",
@@ -138,37 +138,7 @@ impl WordModel {
             .continuing_subword_prefix
             .unwrap_or_else(|| "##".into());
 
-        let weights_path = dir.join("model.safetensors");
-        let bad_weights = |reason: String| WordModelError::Weights {
-            path: weights_path.clone(),
-            reason,
-        };
-        let bytes = read("model.safetensors")?;
-        let tensors = safetensors::SafeTensors::deserialize(&bytes)
-            .map_err(|e| bad_weights(e.to_string()))?;
-        let matrix = tensors
-            .tensor(EMBEDDINGS_TENSOR)
-            .map_err(|e| bad_weights(e.to_string()))?;
-        let (pieces, dim) = match (matrix.dtype(), matrix.shape()) {
-            (safetensors::Dtype::F32, &[pieces, dim]) if dim > 0 => (pieces, dim),
-            (dtype, shape) => return Err(bad_weights(format!("{dtype:?} of shape {shape:?}"))),
-        };
-        let data = matrix.data();
-        if data.len() != pieces * dim * 4 {
-            return Err(bad_weights(format!(
-                "{} bytes for {pieces} rows of {dim}",
-                data.len()
-            )));
-        }
-        let (mut rows, mut row_scales) =
-            (Vec::with_capacity(pieces * dim), Vec::with_capacity(pieces));
-        let mut row = vec![0.0_f32; dim];
-        for bytes in data.chunks_exact(dim * 4) {
-            for (value, b) in row.iter_mut().zip(bytes.chunks_exact(4)) {
-                *value = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-            }
-            row_scales.push(quantize(&row, &mut rows));
-        }
+        let (pieces, dim, rows, row_scales) = read_weights(&dir.join("model.safetensors"))?;
         if let Some((piece, id)) = tokenizer
             .model
             .vocab
@@ -265,6 +235,71 @@ impl WordModel {
         let norm = sum.iter().map(|v| v * v).sum::<f32>().sqrt();
         (norm > f32::EPSILON).then(|| sum.into_iter().map(|v| v / norm).collect())
     }
+}
+
+/// The `embeddings` matrix of a safetensors file, read a block of rows at a time (never the
+/// whole file at once: it is 7.6 MB for potion-base-2M, four times what the rows keep), each
+/// row quantized: (rows, dimensions, the bytes, a scale per row).
+fn read_weights(path: &Path) -> Result<(usize, usize, Vec<i8>, Vec<f32>), WordModelError> {
+    use std::io::{Read, Seek, SeekFrom};
+
+    /// Longest header accepted (the format's own limit).
+    const MAX_HEADER: u64 = 100_000_000;
+    let bad = |reason: String| WordModelError::Weights {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let io = |source: std::io::Error| WordModelError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    let mut length = [0_u8; 8];
+    file.read_exact(&mut length).map_err(io)?;
+    let header_len = u64::from_le_bytes(length);
+    if header_len > MAX_HEADER || header_len + 8 > size {
+        return Err(bad(format!(
+            "a header of {header_len} bytes in a file of {size}"
+        )));
+    }
+    let mut header = vec![0_u8; usize::try_from(header_len).map_err(|e| bad(e.to_string()))?];
+    file.read_exact(&mut header).map_err(io)?;
+    let metadata: safetensors::tensor::Metadata =
+        serde_json::from_slice(&header).map_err(|e| bad(e.to_string()))?;
+    let info = metadata
+        .info(EMBEDDINGS_TENSOR)
+        .ok_or_else(|| bad(format!("no tensor named {EMBEDDINGS_TENSOR}")))?;
+    let (pieces, dim) = match (info.dtype, info.shape.as_slice()) {
+        (safetensors::Dtype::F32, &[pieces, dim]) if dim > 0 && pieces > 0 => (pieces, dim),
+        (dtype, shape) => return Err(bad(format!("{dtype:?} of shape {shape:?}"))),
+    };
+    let (start, end) = info.data_offsets;
+    let data_start = 8 + header_len + start as u64;
+    if end.checked_sub(start) != Some(pieces * dim * 4) || data_start + (end - start) as u64 > size
+    {
+        return Err(bad(format!(
+            "bytes {start}..{end} for {pieces} rows of {dim}, in a file of {size}"
+        )));
+    }
+    file.seek(SeekFrom::Start(data_start)).map_err(io)?;
+    let (mut rows, mut row_scales) = (Vec::with_capacity(pieces * dim), Vec::with_capacity(pieces));
+    let mut block = vec![0_u8; dim * 4 * 1024];
+    let mut row = vec![0.0_f32; dim];
+    let mut left = pieces;
+    while left > 0 {
+        let count = left.min(1024);
+        let bytes = &mut block[..count * dim * 4];
+        file.read_exact(bytes).map_err(io)?;
+        for raw in bytes.chunks_exact(dim * 4) {
+            for (value, b) in row.iter_mut().zip(raw.chunks_exact(4)) {
+                *value = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+            row_scales.push(quantize(&row, &mut rows));
+        }
+        left -= count;
+    }
+    Ok((pieces, dim, rows, row_scales))
 }
 
 /// Appends `values` to `out` as bytes in -127..=127 and returns what a byte is worth (0 for all
@@ -437,6 +472,32 @@ mod tests {
         );
         assert_eq!(table.len(), 5);
         assert!(table.term_similarities(&query, 4)[3] > 0.99);
+    }
+
+    #[test]
+    fn cut_short_or_foreign_weights_are_refused_with_the_file_named() {
+        let dir = tempfile::tempdir().unwrap();
+        tiny(dir.path());
+        let weights = dir.path().join("model.safetensors");
+        let good = std::fs::read(&weights).unwrap();
+        for cut in [0, 7, 20, good.len() - 1] {
+            std::fs::write(&weights, &good[..cut]).unwrap();
+            let err = WordModel::load(dir.path()).unwrap_err();
+            assert!(
+                err.to_string().contains("model.safetensors"),
+                "cut {cut}: {err}"
+            );
+        }
+        let other =
+            safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![1, 1], &[0; 4])
+                .unwrap();
+        std::fs::write(
+            &weights,
+            safetensors::serialize([("other", other)], &None).unwrap(),
+        )
+        .unwrap();
+        let err = WordModel::load(dir.path()).unwrap_err();
+        assert!(matches!(err, WordModelError::Weights { .. }), "{err}");
     }
 
     #[test]
