@@ -602,14 +602,7 @@ mod tests {
 
     #[test]
     fn the_state_dir_is_the_override_then_xdg_then_home() {
-        let env = |pairs: &[(&str, &str)]| {
-            EnvLayer::from_maps(
-                pairs
-                    .iter()
-                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
-                Vec::new(),
-            )
-        };
+        let env = EnvLayer::from_pairs;
         assert_eq!(
             state_dir(&env(&[
                 (STATE_DIR_ENV, "/s"),

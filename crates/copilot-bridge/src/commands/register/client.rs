@@ -270,10 +270,7 @@ mod tests {
     use super::*;
 
     fn env(vars: &[(&str, &str)]) -> EnvLayer {
-        EnvLayer::from_maps(
-            vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
-            [],
-        )
+        EnvLayer::from_pairs(vars)
     }
 
     #[test]
