@@ -205,34 +205,13 @@ impl IndexCache {
             Ok(meta) if !meta.is_file() => return Err(PersistError::NotAFile(self.file.clone())),
             _ => {}
         }
-        let tmp = self.dir.join(format!(
-            ".{}.{}.{:016x}.tmp",
-            self.file
-                .file_name()
-                .map_or_else(Default::default, |n| n.to_string_lossy()),
-            std::process::id(),
-            fastrand::u64(..)
-        ));
-        let written = (|| -> std::io::Result<u64> {
-            let mut file = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .custom_flags(OFlags::NOFOLLOW.bits().cast_signed())
-                .open(&tmp)?;
-            let checksum = index
-                .write_snapshot(&self.root, &mut file)
-                .map_err(std::io::Error::other)?;
-            std::fs::rename(&tmp, &self.file)?;
-            Ok(checksum)
-        })();
-        let checksum = match written {
-            Ok(checksum) => checksum,
-            Err(e) => {
-                let _ignored = std::fs::remove_file(&tmp);
-                return Err(PersistError::io(&self.file, e));
-            }
-        };
+        let checksum = self
+            .write_atomically(&self.file, |file| {
+                index
+                    .write_snapshot(&self.root, file)
+                    .map_err(std::io::Error::other)
+            })
+            .map_err(|e| PersistError::io(&self.file, e))?;
         // The check this very file passed (kept beside it: the file holds no such number, so
         // that rebuilding the same notes writes the same bytes).
         if let Some(check) = index.fresh_at_check()
@@ -360,25 +339,38 @@ impl IndexCache {
         (parse_hex(text.get(16..)?) == checksum).then_some(check)
     }
 
-    /// Writes a small state file atomically (a temporary file, then rename), 0600, never
-    /// through a symlink.
+    /// Writes a small state file atomically.
     fn write_small(&self, path: &Path, text: &str) -> std::io::Result<()> {
+        self.write_atomically(path, |file| {
+            std::io::Write::write_all(file, text.as_bytes())
+        })
+    }
+
+    /// Writes `path` atomically: `write_to` fills a temporary file beside it (0600, created anew,
+    /// never through a symlink, named for this process and a random number), which is then
+    /// renamed over `path`; it is removed when anything fails.
+    fn write_atomically<T>(
+        &self,
+        path: &Path,
+        write_to: impl FnOnce(&mut File) -> std::io::Result<T>,
+    ) -> std::io::Result<T> {
         let tmp = self.dir.join(format!(
-            ".{}.{}.tmp",
+            ".{}.{}.{:016x}.tmp",
             path.file_name()
                 .map_or_else(Default::default, |n| n.to_string_lossy()),
-            std::process::id()
+            std::process::id(),
+            fastrand::u64(..)
         ));
-        let written = (|| -> std::io::Result<()> {
-            let _stale = std::fs::remove_file(&tmp);
+        let written = (|| {
             let mut file = OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .mode(0o600)
                 .custom_flags(OFlags::NOFOLLOW.bits().cast_signed())
                 .open(&tmp)?;
-            std::io::Write::write_all(&mut file, text.as_bytes())?;
-            std::fs::rename(&tmp, path)
+            let value = write_to(&mut file)?;
+            std::fs::rename(&tmp, path)?;
+            Ok(value)
         })();
         if written.is_err() {
             let _ignored = std::fs::remove_file(&tmp);
