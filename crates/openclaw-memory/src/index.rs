@@ -36,6 +36,8 @@ pub mod rank;
 pub mod snapshot;
 /// Choosing the quoted lines of a hit.
 pub mod snippet;
+/// A cold build's notes written out and read in place instead of held.
+mod spill;
 /// Text to terms.
 pub mod tokenize;
 
@@ -48,7 +50,7 @@ use crate::index::bm25::{Bm25Index, ChunkId};
 use crate::index::chunk::{ChunkOptions, LineRange};
 use crate::index::embedding::{VocabularyVectors, WordModel};
 use crate::index::lexicon::Lexicon;
-use crate::index::mapped::{Ids, Text};
+use crate::index::mapped::{Backing, Ids, Text};
 use crate::index::rank::RankOptions;
 use crate::index::tokenize::Analyzer;
 use crate::paths::MemoryPath;
@@ -83,7 +85,7 @@ pub struct RefreshStats {
     pub unchanged: usize,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct IndexedFile {
     path: MemoryPath,
     stamp: FileStamp,
@@ -107,6 +109,15 @@ struct IndexedFile {
 impl IndexedFile {
     fn line_count(&self) -> usize {
         self.line_starts.len()
+    }
+
+    /// The terms of the lines of `range`, in order (repeats included): a chunk's tokens.
+    fn range_terms(&self, range: LineRange) -> &[bm25::TermId] {
+        self.term_starts
+            .get(range.start)
+            .zip(self.term_starts.get(range.end + 1))
+            .and_then(|(&from, &to)| self.terms.get(from as usize..to as usize))
+            .unwrap_or_default()
     }
 
     fn line(&self, i: usize) -> &str {
@@ -149,6 +160,11 @@ pub struct MemoryIndex {
     fresh_at_check: Option<u64>,
     /// The checksum of the index file this index was loaded from.
     checksum: Option<u64>,
+    /// The mapped files this index reads in place (the index file it was loaded from, the
+    /// spill file of a build), whose pages [`Self::release_mapped_pages`] gives back.
+    mapped: Vec<Arc<Backing>>,
+    /// Where a cold build writes its notes out (`None`: the system's temporary directory).
+    spill_dir: Option<std::path::PathBuf>,
 }
 
 impl MemoryIndex {
@@ -168,7 +184,15 @@ impl MemoryIndex {
             vectors: None,
             fresh_at_check: None,
             checksum: None,
+            mapped: Vec::new(),
+            spill_dir: None,
         }
+    }
+
+    /// Has a cold build write its notes out to an unnamed file in `dir` (private to this user:
+    /// the index's state directory) rather than in the system's temporary directory.
+    pub fn spill_in(&mut self, dir: &std::path::Path) {
+        self.spill_dir = Some(dir.to_path_buf());
     }
 
     /// Uses `model` to find lines close in meaning to a query the words alone cannot answer
@@ -186,6 +210,16 @@ impl MemoryIndex {
             );
             vectors
         });
+    }
+
+    /// Gives back the pages of the mapped files that searches and saves read (they stay in
+    /// the page cache): a search reads a little of many notes, and the kernel maps far more
+    /// around each read than it asked for, so without this the process's memory would grow
+    /// towards the size of the index file.
+    pub fn release_mapped_pages(&self) {
+        for backing in &self.mapped {
+            backing.release_all();
+        }
     }
 
     /// The embedding model in use, if any.
@@ -332,6 +366,77 @@ mod tests {
     }
 
     #[test]
+    fn a_cold_build_written_out_ranks_as_one_built_in_memory() {
+        let dir = TempDir::new().unwrap();
+        let words = [
+            "deploy", "laptop", "garden", "invoice", "berlin", "postgres", "tea",
+        ];
+        for i in 0..120 {
+            let mut text = format!("# Note {i}\n\n");
+            for line in 0..=(i % 30) {
+                let a = words[(i + line) % words.len()];
+                let b = words[(i * 3 + line) % words.len()];
+                writeln!(text, "- {a} {b} item{line} n{i}").unwrap();
+            }
+            write(dir.path(), &format!("memory/n{i:03}.md"), &text);
+        }
+        let spill = TempDir::new().unwrap();
+        let mut cold = MemoryIndex::new(
+            MemoryStore::new(dir.path().to_path_buf()),
+            RankOptions::default(),
+        );
+        cold.spill_in(spill.path());
+        cold.refresh().unwrap();
+        assert_eq!(
+            cold.mapped.len(),
+            1,
+            "the cold build read its notes back in place"
+        );
+        // The same notes in two refreshes too small to write anything out.
+        let hidden = TempDir::new().unwrap();
+        for i in 60..120 {
+            let name = format!("memory/n{i:03}.md");
+            std::fs::rename(
+                dir.path().join(&name),
+                hidden.path().join(format!("n{i:03}.md")),
+            )
+            .unwrap();
+        }
+        let mut warm = MemoryIndex::new(
+            MemoryStore::new(dir.path().to_path_buf()),
+            RankOptions::default(),
+        );
+        warm.refresh().unwrap();
+        for i in 60..120 {
+            std::fs::rename(
+                hidden.path().join(format!("n{i:03}.md")),
+                dir.path().join(format!("memory/n{i:03}.md")),
+            )
+            .unwrap();
+        }
+        warm.refresh().unwrap();
+        assert!(warm.mapped.is_empty());
+        for query in [
+            "deploy laptop",
+            "garden item3",
+            "n77 tea",
+            "berlin invoice item12",
+        ] {
+            assert_eq!(
+                cold.search(query, 8, None),
+                warm.search(query, 8, None),
+                "{query}"
+            );
+        }
+        let root = dir.path().canonicalize().unwrap();
+        assert_eq!(
+            cold.to_snapshot(&root).unwrap(),
+            warm.to_snapshot(&root).unwrap(),
+            "the same index, byte for byte"
+        );
+    }
+
+    #[test]
     fn many_changes_compact_without_losing_hits() {
         let dir = TempDir::new().unwrap();
         for i in 0..150 {
@@ -351,6 +456,11 @@ mod tests {
         assert_eq!(index.search("alpha", 50, None).len(), 10);
         assert_eq!(paths(&index.search("beta", 5, None)), ["memory/new.md"]);
         assert_eq!(index.file_count(), 11);
+        // Compaction rebuilt the postings from the notes' terms: it ranks as a fresh build.
+        let fresh = self::index(&dir);
+        for query in ["alpha", "note 145 alpha", "beta note"] {
+            assert_eq!(index.search(query, 20, None), fresh.search(query, 20, None));
+        }
     }
 
     #[test]

@@ -137,6 +137,12 @@ impl IndexCache {
         &self.file
     }
 
+    /// The private directory the index lives in (0700 once [`Self::save`] or [`Self::lock`]
+    /// ran).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Creates the state directory (0700) when missing, and tightens it to 0700 when it exists.
     fn ensure_dir(&self) -> Result<(), PersistError> {
         std::fs::DirBuilder::new()

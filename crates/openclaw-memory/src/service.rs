@@ -158,6 +158,7 @@ impl MemoryService {
             live.index.use_word_model(Some(model));
             hits = live.index.search(query, limit, Some(today()));
         }
+        live.index.release_mapped_pages();
         if !self.model_requested.swap(true, Ordering::Relaxed) {
             self.load_model_after_answer();
         }
@@ -387,6 +388,9 @@ fn build(
 ) -> Result<LiveIndex, ServiceError> {
     let started = Instant::now();
     let mut index = MemoryIndex::new(store, ranking);
+    if let Some(cache) = cache.as_ref() {
+        index.spill_in(cache.dir());
+    }
     let (mut watch, listing) = scan.finish(&workspace.root);
     let mut refreshed = match listing {
         Some(listing) => index.refresh_listed(listing)?,

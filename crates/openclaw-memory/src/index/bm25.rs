@@ -1,6 +1,8 @@
 //! The inverted index and Okapi BM25 scoring. Chunks can be removed (a note changed or was
 //! deleted): they become tombstones that scoring skips, and the postings are rebuilt from the
-//! live chunks once tombstones outnumber them.
+//! live chunks once tombstones outnumber them. A chunk's terms are not kept here: the caller
+//! holds every note's terms in order, and hands a chunk's run of them back to remove it or to
+//! rebuild the postings.
 #![expect(
     clippy::cast_precision_loss,
     reason = "scores are approximate; counts and lengths stay far below 2^23"
@@ -8,7 +10,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::index::mapped::Ids;
+use crate::index::mapped::{Backing, Ids};
 
 /// BM25 term-frequency saturation; 1.2 is the textbook value (and SQLite FTS5's).
 const K1: f32 = 1.2;
@@ -20,19 +22,30 @@ pub type TermId = u32;
 /// A chunk's slot in the index.
 pub type ChunkId = u32;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct ChunkSlot {
-    /// Distinct terms with their counts, as `[term, count, term, count, …]`; kept to undo
-    /// document frequencies on removal and to rebuild postings.
-    pub(crate) terms: Ids,
     pub(crate) len: u32,
     pub(crate) alive: bool,
 }
 
-impl ChunkSlot {
-    fn terms(&self) -> impl Iterator<Item = (TermId, u32)> + '_ {
-        self.terms.chunks_exact(2).map(|p| (p[0], p[1]))
+/// Whether every `(chunk, count)` pair of `postings` names one of `slots` chunks (an odd
+/// length has a chunk without a count).
+pub(crate) fn postings_in_range(postings: &[u32], slots: usize) -> bool {
+    postings.len().is_multiple_of(2) && postings.chunks_exact(2).all(|p| (p[0] as usize) < slots)
+}
+
+/// The distinct terms of `tokens` with their counts, as `[term, count, term, count, …]` in term
+/// order; `tokens` is sorted on the way.
+fn counted(tokens: &mut [TermId]) -> Vec<u32> {
+    tokens.sort_unstable();
+    let mut terms: Vec<u32> = Vec::new();
+    for &t in tokens.iter() {
+        match terms.len() {
+            n if n >= 2 && terms[n - 2] == t => terms[n - 1] += 1,
+            _ => terms.extend([t, 1]),
+        }
     }
+    terms
 }
 
 /// An inverted index over chunks. Saved with the index file as flat blocks read in place
@@ -49,6 +62,10 @@ pub struct Bm25Index {
     pub(crate) chunks: Vec<ChunkSlot>,
     pub(crate) live_chunks: u32,
     pub(crate) live_len: u64,
+    /// Set while a cold build defers the postings ([`Self::defer_postings`]): the counted
+    /// terms of the chunks added since the last [`Self::take_deferred`], each chunk's run of
+    /// `[term, count, …]` preceded by its length.
+    pub(crate) deferred: Option<Vec<u32>>,
 }
 
 impl Bm25Index {
@@ -76,73 +93,152 @@ impl Bm25Index {
 
     /// Adds a chunk given the term ids of its tokens (repeats count); returns its id.
     pub fn add_chunk(&mut self, tokens: &mut [TermId]) -> ChunkId {
-        tokens.sort_unstable();
-        let mut terms: Vec<u32> = Vec::new();
-        for &t in tokens.iter() {
-            match terms.len() {
-                n if n >= 2 && terms[n - 2] == t => terms[n - 1] += 1,
-                _ => terms.extend([t, 1]),
-            }
-        }
+        let terms = counted(tokens);
         let id = ChunkId::try_from(self.chunks.len()).unwrap_or(ChunkId::MAX);
         for pair in terms.chunks_exact(2) {
             let (term, tf) = (pair[0] as usize, pair[1]);
-            self.postings[term].make_mut().extend([id, tf]);
+            if self.deferred.is_none() {
+                self.postings[term].make_mut().extend([id, tf]);
+            }
             self.doc_freq[term] += 1;
         }
+        if let Some(deferred) = self.deferred.as_mut() {
+            deferred.push(u32::try_from(terms.len()).unwrap_or(u32::MAX));
+            deferred.extend_from_slice(&terms);
+        }
         let len = u32::try_from(tokens.len()).unwrap_or(u32::MAX);
-        self.chunks.push(ChunkSlot {
-            terms: terms.into(),
-            len,
-            alive: true,
-        });
+        self.chunks.push(ChunkSlot { len, alive: true });
         self.live_chunks += 1;
         self.live_len += u64::from(len);
         id
     }
 
-    /// Removes chunks. Returns a renumbering `old id → new id` when the index compacted
-    /// (callers holding chunk ids must apply it), else `None`.
-    pub fn remove_chunks(&mut self, ids: &[ChunkId]) -> Option<Vec<Option<ChunkId>>> {
-        for &id in ids {
-            let Some(slot) = self.chunks.get_mut(id as usize) else {
-                continue;
-            };
-            if !slot.alive {
-                continue;
-            }
-            slot.alive = false;
-            self.live_chunks -= 1;
-            self.live_len -= u64::from(slot.len);
-            for (term, _) in slot.terms() {
-                if let Some(df) = self.doc_freq.get_mut(term as usize) {
-                    *df -= 1;
-                }
-            }
-        }
-        let dead = self.chunks.len() as u64 - u64::from(self.live_chunks);
-        (dead > u64::from(self.live_chunks).max(64)).then(|| self.compact())
+    /// Has [`Self::add_chunk`] count document frequencies but leave the postings to
+    /// [`Self::fill_postings`], handing each chunk's counted terms out through
+    /// [`Self::take_deferred`] instead. For a cold build on an empty index: growing every term's
+    /// list a chunk at a time left the heap a fifth larger than the lists themselves (their
+    /// spare capacity, and the holes their old buffers left).
+    pub(crate) fn defer_postings(&mut self) {
+        debug_assert!(
+            self.chunks.is_empty(),
+            "postings are deferred from the first chunk"
+        );
+        self.deferred = Some(Vec::new());
     }
 
-    fn compact(&mut self) -> Vec<Option<ChunkId>> {
-        let mut remap = Vec::with_capacity(self.chunks.len());
-        let mut kept = Vec::with_capacity(self.live_chunks as usize);
-        for slot in std::mem::take(&mut self.chunks) {
-            if slot.alive {
-                remap.push(Some(ChunkId::try_from(kept.len()).unwrap_or(ChunkId::MAX)));
-                kept.push(slot);
-            } else {
-                remap.push(None);
+    /// The counted terms of the chunks added since the last call (see [`Self::deferred`]).
+    pub(crate) fn take_deferred(&mut self) -> Vec<u32> {
+        self.deferred
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Fills every posting list at once from `runs`: everything [`Self::take_deferred`] handed
+    /// out, in order, since [`Self::defer_postings`]. The lists share one allocation of
+    /// exactly their size. `false` (and the postings left empty) when the runs do not match
+    /// the chunks and document frequencies counted.
+    pub(crate) fn fill_postings(&mut self, runs: impl Iterator<Item = Ids>) -> bool {
+        self.deferred = None;
+        let mut starts = Vec::with_capacity(self.doc_freq.len() + 1);
+        let mut total = 0_usize;
+        for &df in &self.doc_freq {
+            starts.push(total);
+            total += df as usize * 2;
+        }
+        starts.push(total);
+        let mut words = vec![0_u64; total.div_ceil(2)];
+        let flat: &mut [u32] = &mut bytemuck::cast_slice_mut(&mut words)[..total];
+        let mut cursor = starts.clone();
+        let mut chunk: u32 = 0;
+        for run in runs {
+            let mut rest: &[u32] = &run;
+            while let Some((&len, tail)) = rest.split_first() {
+                let Some(pairs) = tail.get(..len as usize) else {
+                    return false;
+                };
+                for pair in pairs.chunks_exact(2) {
+                    let term = pair[0] as usize;
+                    let Some(at) = cursor.get_mut(term).filter(|at| **at < starts[term + 1]) else {
+                        return false;
+                    };
+                    flat[*at] = chunk;
+                    flat[*at + 1] = pair[1];
+                    *at += 2;
+                }
+                rest = &tail[len as usize..];
+                chunk += 1;
             }
         }
+        // Every list filled to its document frequency, by exactly the chunks counted.
+        if chunk as usize != self.chunks.len() || cursor[..cursor.len() - 1] != starts[1..] {
+            return false;
+        }
+        let backing = std::sync::Arc::new(Backing::Heap(words, total * 4));
+        for (term, list) in self.postings.iter_mut().enumerate() {
+            let (from, to) = (starts[term], starts[term + 1]);
+            match Ids::mapped(&backing, from * 4, to - from) {
+                Some(ids) => *list = ids,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Removes chunk `id`, given the term ids of its tokens as it was added (repeats count;
+    /// sorted on the way). Call [`Self::compact`] once [`Self::needs_compaction`] says so.
+    pub fn remove_chunk(&mut self, id: ChunkId, tokens: &mut [TermId]) {
+        let Some(slot) = self.chunks.get_mut(id as usize).filter(|s| s.alive) else {
+            return;
+        };
+        slot.alive = false;
+        self.live_chunks -= 1;
+        self.live_len -= u64::from(slot.len);
+        tokens.sort_unstable();
+        let mut last = None;
+        for &term in tokens.iter() {
+            if last != Some(term)
+                && let Some(df) = self.doc_freq.get_mut(term as usize)
+            {
+                *df = df.saturating_sub(1);
+            }
+            last = Some(term);
+        }
+    }
+
+    /// Whether removed chunks outnumber live ones (and at least 64): then scoring skips more
+    /// than it reads, and [`Self::compact`] is due.
+    pub fn needs_compaction(&self) -> bool {
+        let dead = self.chunks.len() as u64 - u64::from(self.live_chunks);
+        dead > u64::from(self.live_chunks).max(64)
+    }
+
+    /// Drops removed chunks and rebuilds the postings from the live ones, whose tokens
+    /// `tokens_of` gives (as added; a copy is sorted). Returns the renumbering `old id → new
+    /// id`, which callers holding chunk ids must apply.
+    pub fn compact<'a>(
+        &mut self,
+        mut tokens_of: impl FnMut(ChunkId) -> &'a [TermId],
+    ) -> Vec<Option<ChunkId>> {
+        let mut remap = Vec::with_capacity(self.chunks.len());
+        let mut kept = Vec::with_capacity(self.live_chunks as usize);
         for list in &mut self.postings {
             *list = Ids::default();
         }
-        for (id, slot) in kept.iter().enumerate() {
-            let chunk = ChunkId::try_from(id).unwrap_or(ChunkId::MAX);
-            for (term, tf) in slot.terms() {
-                if let Some(list) = self.postings.get_mut(term as usize) {
-                    list.make_mut().extend([chunk, tf]);
+        let mut tokens = Vec::new();
+        for (old, slot) in std::mem::take(&mut self.chunks).into_iter().enumerate() {
+            if !slot.alive {
+                remap.push(None);
+                continue;
+            }
+            let chunk = ChunkId::try_from(kept.len()).unwrap_or(ChunkId::MAX);
+            remap.push(Some(chunk));
+            kept.push(slot);
+            tokens.clear();
+            tokens.extend_from_slice(tokens_of(ChunkId::try_from(old).unwrap_or(ChunkId::MAX)));
+            for pair in counted(&mut tokens).chunks_exact(2) {
+                if let Some(list) = self.postings.get_mut(pair[0] as usize) {
+                    list.make_mut().extend([chunk, pair[1]]);
                 }
             }
         }
@@ -154,22 +250,29 @@ impl Bm25Index {
     /// checksum catches a damaged file; this catches one written by different code, so that
     /// a bad file means a rebuild, never an out-of-range panic. Linear in the postings, which
     /// it reads as flat `u32`s in place.
+    #[cfg(test)]
     pub fn holds_together(&self) -> bool {
-        let terms = self.postings.len();
         let slots = self.chunks.len();
+        self.counts_hold_together()
+            && self
+                .postings
+                .iter()
+                .all(|list| postings_in_range(list, slots))
+    }
+
+    /// [`Self::holds_together`] but for the chunk ids in the postings, which a loader checks
+    /// in the file's own order instead ([`postings_in_range`] over the flat block).
+    pub(crate) fn counts_hold_together(&self) -> bool {
+        let terms = self.postings.len();
         let ids_dense = self.vocabulary.len() == terms
             && self.doc_freq.len() == terms
             && self.vocabulary.values().all(|&id| (id as usize) < terms);
-        let chunk_terms_ok = self.chunks.iter().all(|slot| {
-            slot.terms.len() % 2 == 0 && slot.terms().all(|(term, _)| (term as usize) < terms)
-        });
-        let postings_ok = self.postings.iter().all(|list| {
-            list.len() % 2 == 0 && list.chunks_exact(2).all(|p| (p[0] as usize) < slots)
-        });
         let live = self.chunks.iter().filter(|s| s.alive);
         ids_dense
-            && chunk_terms_ok
-            && postings_ok
+            && self
+                .postings
+                .iter()
+                .all(|list| list.len().is_multiple_of(2))
             && live.clone().count() == self.live_chunks as usize
             && live.map(|s| u64::from(s.len)).sum::<u64>() == self.live_len
     }
@@ -260,9 +363,41 @@ mod tests {
 
     use super::*;
 
-    fn add(index: &mut Bm25Index, text: &str) -> ChunkId {
-        let mut ids: Vec<TermId> = text.split(' ').map(|w| index.intern(w)).collect();
-        index.add_chunk(&mut ids)
+    /// The index, and every chunk's tokens as added (what the caller keeps).
+    #[derive(Default)]
+    struct Chunks {
+        index: Bm25Index,
+        tokens: Vec<Vec<TermId>>,
+    }
+
+    impl Chunks {
+        fn add(&mut self, text: &str) -> ChunkId {
+            let ids: Vec<TermId> = text.split(' ').map(|w| self.index.intern(w)).collect();
+            self.tokens.push(ids.clone());
+            let mut ids = ids;
+            self.index.add_chunk(&mut ids)
+        }
+
+        /// Removes `ids`; the renumbering when that compacted the index.
+        fn remove(&mut self, ids: &[ChunkId]) -> Option<Vec<Option<ChunkId>>> {
+            for &id in ids {
+                self.index
+                    .remove_chunk(id, &mut self.tokens[id as usize].clone());
+            }
+            if !self.index.needs_compaction() {
+                return None;
+            }
+            let tokens = &self.tokens;
+            let remap = self.index.compact(|id| &tokens[id as usize]);
+            let mut kept = vec![Vec::new(); self.index.slots()];
+            for (old, new) in remap.iter().enumerate() {
+                if let Some(new) = new {
+                    kept[*new as usize] = std::mem::take(&mut self.tokens[old]);
+                }
+            }
+            self.tokens = kept;
+            Some(remap)
+        }
     }
 
     fn scores(index: &Bm25Index, query: &str) -> Vec<f32> {
@@ -278,43 +413,96 @@ mod tests {
 
     #[test]
     fn removals_and_compaction_keep_the_index_whole() {
-        let mut index = Bm25Index::new();
+        let mut chunks = Chunks::default();
         let ids: Vec<ChunkId> = (0..100)
-            .map(|i| add(&mut index, &format!("word{i} shared w{}", i % 7)))
+            .map(|i| chunks.add(&format!("word{i} shared w{} shared", i % 7)))
             .collect();
-        assert!(index.holds_together());
-        assert_eq!(index.remove_chunks(&ids[..10]), None);
-        assert!(index.holds_together());
-        assert!(index.remove_chunks(&ids[10..80]).is_some());
-        assert!(index.holds_together());
-        assert_eq!(index.doc_freq(index.term_id("shared").unwrap()), 20);
+        assert!(chunks.index.holds_together());
+        assert_eq!(chunks.remove(&ids[..10]), None);
+        assert!(chunks.index.holds_together());
+        let shared = chunks.index.term_id("shared").unwrap();
+        assert_eq!(
+            chunks.index.doc_freq(shared),
+            90,
+            "a repeated term counts once"
+        );
+        assert!(chunks.remove(&ids[10..80]).is_some());
+        assert!(chunks.index.holds_together());
+        assert_eq!(chunks.index.doc_freq(shared), 20);
+        let mut again = Chunks::default();
+        for i in 80..100 {
+            again.add(&format!("word{i} shared w{} shared", i % 7));
+        }
+        assert_eq!(
+            scores(&chunks.index, "shared w3 word85"),
+            scores(&again.index, "shared w3 word85"),
+            "a compacted index scores as one built from its live chunks"
+        );
+    }
+
+    #[test]
+    fn deferred_postings_fill_in_one_go_and_refuse_runs_that_do_not_match() {
+        let texts = [
+            "meeting notes lisbon",
+            "meeting meeting agenda",
+            "lisbon tea",
+        ];
+        let mut direct = Chunks::default();
+        let mut deferred = Chunks::default();
+        deferred.index.defer_postings();
+        let mut runs = Vec::new();
+        for text in texts {
+            direct.add(text);
+            deferred.add(text);
+            runs.push(deferred.index.take_deferred());
+        }
+        let mut short = Bm25Index {
+            deferred: Some(Vec::new()),
+            ..Bm25Index::default()
+        };
+        for text in texts {
+            let mut ids: Vec<TermId> = text.split(' ').map(|w| short.intern(w)).collect();
+            short.add_chunk(&mut ids);
+        }
+        let cut = runs[..2].iter().map(|r| Ids::from(r.clone()));
+        assert!(!short.fill_postings(cut), "a chunk's run is missing");
+        assert!(
+            deferred
+                .index
+                .fill_postings(runs.into_iter().map(Ids::from))
+        );
+        assert!(deferred.index.holds_together());
+        assert_eq!(
+            scores(&deferred.index, "meeting lisbon tea"),
+            scores(&direct.index, "meeting lisbon tea")
+        );
     }
 
     #[test]
     fn rare_terms_outweigh_common_ones() {
-        let mut index = Bm25Index::new();
-        let a = add(&mut index, "meeting notes lisbon");
-        let b = add(&mut index, "meeting notes berlin");
-        let c = add(&mut index, "meeting agenda");
-        let s = scores(&index, "meeting lisbon");
+        let mut chunks = Chunks::default();
+        let a = chunks.add("meeting notes lisbon");
+        let b = chunks.add("meeting notes berlin");
+        let c = chunks.add("meeting agenda");
+        let s = scores(&chunks.index, "meeting lisbon");
         assert!(s[a as usize] > s[b as usize]);
         assert!(s[b as usize] > 0.0 && s[c as usize] > 0.0);
     }
 
     #[test]
     fn removed_chunks_stop_matching_and_compaction_renumbers() {
-        let mut index = Bm25Index::new();
+        let mut chunks = Chunks::default();
         let ids: Vec<ChunkId> = (0..100)
-            .map(|i| add(&mut index, &format!("word{i} shared")))
+            .map(|i| chunks.add(&format!("word{i} shared")))
             .collect();
-        assert_eq!(index.remove_chunks(&ids[..10]), None);
-        assert!(scores(&index, "word3")[3].abs() < f32::EPSILON);
-        assert_eq!(index.len(), 90);
-        let remap = index.remove_chunks(&ids[10..80]).unwrap();
+        assert_eq!(chunks.remove(&ids[..10]), None);
+        assert!(scores(&chunks.index, "word3")[3].abs() < f32::EPSILON);
+        assert_eq!(chunks.index.len(), 90);
+        let remap = chunks.remove(&ids[10..80]).unwrap();
         assert_eq!(remap[80], Some(0));
         assert_eq!(remap[5], None);
-        assert_eq!(index.len(), 20);
-        let s = scores(&index, "word85");
+        assert_eq!(chunks.index.len(), 20);
+        let s = scores(&chunks.index, "word85");
         assert!(s[5] > 0.0, "{s:?}");
         assert_eq!(s.len(), 20);
     }

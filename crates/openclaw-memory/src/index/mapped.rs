@@ -44,11 +44,12 @@ impl Backing {
     }
 
     /// Tells the kernel the pages of `range` are not needed for now (they stay in the page
-    /// cache, and come back on the next read): the checksum reads the whole file once, and
-    /// without this every page it read would count towards the process's memory.
+    /// cache, and come back on the next read): the checksum reads the whole file once, and a
+    /// search reads a little here and there, and without this every page read would go on
+    /// counting towards the process's memory (this kernel maps a few hundred kilobytes around
+    /// each page a read touches).
     pub fn release(&self, range: Range<usize>) {
         if let Self::Mapped(map) = self {
-            let _advisory = map.advise_range(memmap2::Advice::Sequential, range.start, range.len());
             #[expect(
                 unsafe_code,
                 reason = "MADV_DONTNEED on a read-only shared file mapping only drops pages \
@@ -63,6 +64,29 @@ impl Backing {
                     range.len(),
                 )
             };
+        }
+    }
+}
+
+impl Backing {
+    /// Tells the kernel the whole file is about to be read front to back (the checksum).
+    pub fn expect_sequential_reads(&self) {
+        if let Self::Mapped(map) = self {
+            let _advisory = map.advise(memmap2::Advice::Sequential);
+        }
+    }
+
+    /// Gives back every page of the file read so far (see [`Self::release`]).
+    pub fn release_all(&self) {
+        self.release(0..self.len());
+    }
+
+    /// Tells the kernel that reads from here on are random (a search reads a few postings
+    /// and lines here and there): no read-ahead around each page read, which would otherwise
+    /// map tens of kilobytes for every few bytes a search reads.
+    pub fn expect_random_reads(&self) {
+        if let Self::Mapped(map) = self {
+            let _advisory = map.advise(memmap2::Advice::Random);
         }
     }
 }

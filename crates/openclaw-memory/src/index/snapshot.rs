@@ -7,7 +7,7 @@
 //! the canonical workspace root, a small postcard-encoded table (paths, file stamps, the
 //! vocabulary, where each block starts), then the bulk as flat blocks read in place from the
 //! mapped file ([`mapped`](super::mapped)): `u32` blocks 8-byte aligned (term ids per line, line
-//! offsets, postings, chunk terms) and the notes' text. Loading checks the checksum over the
+//! offsets, postings, chunk lengths) and the notes' text. Loading checks the checksum over the
 //! whole file (dropping each page after reading it), decodes the table, and checks ids and
 //! offsets as far as they are read without a bound check; nothing is decoded per token.
 //! Anything that does not match, a short file, a flipped bit, another version or another
@@ -22,7 +22,7 @@ use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::index::bm25::{Bm25Index, ChunkSlot, TermId};
+use crate::index::bm25::{self, Bm25Index, ChunkSlot, TermId};
 use crate::index::chunk::ChunkOptions;
 use crate::index::lexicon::Lexicon;
 use crate::index::mapped::{Backing, Ids, Region, Text};
@@ -35,7 +35,7 @@ use crate::store::{FileStamp, MemoryStore};
 /// First bytes of every index file.
 const MAGIC: &[u8; 8] = b"OCMEMIDX";
 /// Bumped by hand when the layout changes in a way the build identity would not show.
-const FORMAT_VERSION: u32 = 2;
+const FORMAT_VERSION: u32 = 3;
 /// Where the checksum sits: after the magic, the version and the build identity.
 const CHECKSUM_AT: usize = 8 + 4 + 32;
 /// The fixed header: the above, the checksum and the file's length.
@@ -43,6 +43,10 @@ const FIXED_HEADER: usize = CHECKSUM_AT + 8 + 8;
 /// How much of the file the checksum reads before dropping those pages again: enough for the
 /// hash to run at full speed, small next to the process's memory.
 const CHECK_WINDOW: usize = 4 * 1024 * 1024;
+
+/// Notes written between two [`MemoryIndex::release_mapped_pages`] while saving: about 2 MiB
+/// of 2 KB notes.
+const RELEASE_EVERY: usize = 1024;
 
 /// Everything that decides the persisted bytes or what they mean: the crate version, the
 /// format version, and the source of every file whose structs are persisted or whose code
@@ -161,9 +165,6 @@ struct Blocks {
     postings: Span,
     chunk_lens: Span,
     chunk_alive: Span,
-    /// `chunks + 1` offsets into `chunk_terms`.
-    chunk_term_starts: Span,
-    chunk_terms: Span,
     /// Where the files' blocks start, in `u32`s.
     files_at: u64,
     /// Size of the `u32` area, in `u32`s.
@@ -258,8 +259,6 @@ impl MemoryIndex {
             postings: layout.ids(bm25.postings.iter().map(|p| p.len()).sum()),
             chunk_lens: layout.ids(bm25.chunks.len()),
             chunk_alive: layout.ids(bm25.chunks.len()),
-            chunk_term_starts: layout.ids(bm25.chunks.len() + 1),
-            chunk_terms: layout.ids(bm25.chunks.iter().map(|c| c.terms.len()).sum()),
             files_at: layout.ids,
             ..Blocks::default()
         };
@@ -366,26 +365,23 @@ impl MemoryIndex {
         for chunk in &bm25.chunks {
             w.put_ids(&[u32::from(chunk.alive)])?;
         }
-        let mut at = 0_u32;
-        w.put_ids(&[0])?;
-        for chunk in &bm25.chunks {
-            at = u32::try_from(chunk.terms.len())
-                .ok()
-                .and_then(|len| at.checked_add(len))
-                .ok_or_else(|| std::io::Error::other("chunk terms beyond 2^32 entries"))?;
-            w.put_ids(&[at])?;
-        }
-        for chunk in &bm25.chunks {
-            w.put_ids(&chunk.terms)?;
-        }
-        for file in self.files.iter().flatten() {
+        // Notes read in place from a mapped file are given back every few thousand, so that
+        // writing the index does not make all of it resident.
+        for (i, file) in self.files.iter().flatten().enumerate() {
             w.put_ids(&file.line_starts)?;
             w.put_ids(&file.terms)?;
             w.put_ids(&file.term_starts)?;
+            if i % RELEASE_EVERY == RELEASE_EVERY - 1 {
+                self.release_mapped_pages();
+            }
         }
-        for file in self.files.iter().flatten() {
+        for (i, file) in self.files.iter().flatten().enumerate() {
             w.put(file.text.bytes())?;
+            if i % RELEASE_EVERY == RELEASE_EVERY - 1 {
+                self.release_mapped_pages();
+            }
         }
+        self.release_mapped_pages();
         Ok(())
     }
 
@@ -456,6 +452,8 @@ impl MemoryIndex {
             return Err(SnapshotError::Invalid("block sizes".to_owned()));
         }
         let mut index = Self::from_table(table, &area, store, ranking, chunking)?;
+        backing.release_all();
+        backing.expect_random_reads();
         index.checksum = Some(checksum);
         tracing::debug!(
             checksum_ms = checked.as_secs_f64() * 1000.0,
@@ -544,6 +542,8 @@ impl MemoryIndex {
             vectors: None,
             fresh_at_check: None,
             checksum: None,
+            mapped: vec![Arc::clone(area.backing)],
+            spill_dir: None,
         })
     }
 }
@@ -553,6 +553,7 @@ impl MemoryIndex {
 /// resident in this process.
 fn checksum_of(backing: &Backing) -> u64 {
     let bytes: &[u8] = backing;
+    backing.expect_sequential_reads();
     let mut hash = Xxh3::new();
     hash.update(&bytes[..CHECKSUM_AT]);
     let mut at = CHECKSUM_AT + 8;
@@ -665,19 +666,17 @@ fn bm25_from(
         .collect::<Option<Vec<Ids>>>()?;
     let lens = area.ids(blocks.chunk_lens)?;
     let alive = area.ids(blocks.chunk_alive)?;
-    let term_starts = area.ids(blocks.chunk_term_starts)?;
-    if alive.len() != lens.len() || term_starts.len() != lens.len() + 1 {
+    if alive.len() != lens.len() {
         return None;
     }
-    let chunks = (0..lens.len())
-        .map(|c| {
-            Some(ChunkSlot {
-                terms: area.run(blocks.chunk_terms, &term_starts, c)?,
-                len: lens[c],
-                alive: alive[c] != 0,
-            })
+    let chunks = lens
+        .iter()
+        .zip(alive.iter())
+        .map(|(&len, &alive)| ChunkSlot {
+            len,
+            alive: alive != 0,
         })
-        .collect::<Option<Vec<ChunkSlot>>>()?;
+        .collect();
     let index = Bm25Index {
         vocabulary: map,
         postings,
@@ -685,8 +684,22 @@ fn bm25_from(
         chunks,
         live_chunks,
         live_len,
+        deferred: None,
     };
-    index.holds_together().then_some(index)
+    // The postings are checked a window at a time in file order, each window's pages given
+    // back once read: checking them must not make the whole block resident.
+    let flat = area.ids(blocks.postings)?;
+    let at = area.ids_at + usize::try_from(blocks.postings.start).ok()? * 4;
+    let slots = index.chunks.len();
+    let window = CHECK_WINDOW / 4;
+    for (i, part) in flat.chunks(window).enumerate() {
+        if !bm25::postings_in_range(part, slots) {
+            return None;
+        }
+        area.backing
+            .release(at + i * CHECK_WINDOW..at + i * CHECK_WINDOW + part.len() * 4);
+    }
+    index.counts_hold_together().then_some(index)
 }
 
 /// Reads the header front to back; running out of bytes means a cut-short file.
