@@ -222,6 +222,11 @@ impl MemoryIndex {
         }
     }
 
+    /// The ranking options.
+    pub fn ranking(&self) -> RankOptions {
+        self.ranking
+    }
+
     /// The embedding model in use, if any.
     pub fn word_model(&self) -> Option<&Arc<WordModel>> {
         self.vectors.as_ref().map(VocabularyVectors::model)
@@ -416,6 +421,18 @@ mod tests {
         }
         warm.refresh().unwrap();
         assert!(warm.mapped.is_empty());
+        // A spill file that cannot be created: the build keeps the notes in memory instead.
+        let mut held = MemoryIndex::new(
+            MemoryStore::new(dir.path().to_path_buf()),
+            RankOptions::default(),
+        );
+        held.spill_in(&spill.path().join("missing"));
+        held.refresh().unwrap();
+        assert!(held.mapped.is_empty());
+        assert_eq!(
+            held.search("n77 tea", 8, None),
+            cold.search("n77 tea", 8, None)
+        );
         for query in [
             "deploy laptop",
             "garden item3",

@@ -158,6 +158,9 @@ impl MemoryService {
             live.index.use_word_model(Some(model));
             hits = live.index.search(query, limit, Some(today()));
         }
+        // What the search read of a mapped index file goes back to the page cache: the kernel
+        // maps a few hundred kilobytes around each page read, so the searches of one process
+        // at 50,000 notes would otherwise come to hold most of the file.
         live.index.release_mapped_pages();
         if !self.model_requested.swap(true, Ordering::Relaxed) {
             self.load_model_after_answer();
@@ -440,8 +443,11 @@ impl LiveIndex {
     /// Writes the index under the lock kept by [`Self::saved_under`], then releases it.
     fn save_pending(&mut self) {
         if let Some(held) = self.pending.take() {
-            self.write();
+            let saved = self.write();
             drop(held);
+            if saved {
+                self.reload_if_built();
+            }
         }
     }
 
@@ -453,17 +459,21 @@ impl LiveIndex {
         };
         match cache.lock(wait) {
             Ok(Some(held)) => {
-                self.write();
+                let saved = self.write();
                 drop(held);
+                if saved {
+                    self.reload_if_built();
+                }
             }
             Ok(None) => tracing::debug!("memory index lock busy; saving later"),
             Err(err) => tracing::info!(%err, "cannot lock the memory index to save it"),
         }
     }
 
-    fn write(&mut self) {
+    /// Writes the index; whether it was saved.
+    fn write(&mut self) -> bool {
         let Some(cache) = self.cache.as_ref() else {
-            return;
+            return false;
         };
         let started = Instant::now();
         match cache.save(&self.index) {
@@ -474,6 +484,8 @@ impl LiveIndex {
                     "memory index saved"
                 );
                 self.dirty = false;
+                self.last_save = Instant::now();
+                return true;
             }
             Err(PersistError::NotAFile(path)) => {
                 tracing::warn!(path = %path.display(), "memory index file is not a regular file; keeping the index in memory");
@@ -483,6 +495,54 @@ impl LiveIndex {
             Err(err) => tracing::info!(%err, "could not save the memory index"),
         }
         self.last_save = Instant::now();
+        false
+    }
+
+    /// Swaps an index built in this process for the one just saved, read in place from its
+    /// file: the same index (a loaded index ranks exactly as the one saved), but its postings
+    /// and tables leave the heap and its spill file is dropped, so a process that built the
+    /// index ends up holding what one that loaded it does. The built one goes first, so that
+    /// the two are never held at once; should the file not load back (it was just written), the
+    /// index is built again in memory.
+    fn reload_if_built(&mut self) {
+        let Some(cache) = self.cache.as_ref() else {
+            return;
+        };
+        if self.index.loaded_checksum().is_some() {
+            return;
+        }
+        let started = Instant::now();
+        let (store, ranking) = (self.index.store().clone(), self.index.ranking());
+        let fresh_at_check = self.index.fresh_at_check();
+        let model = self.index.word_model().cloned();
+        drop(std::mem::replace(
+            &mut self.index,
+            MemoryIndex::new(store.clone(), ranking),
+        ));
+        let mut index = match cache.load(store.clone(), ranking) {
+            Ok(mut saved) => {
+                saved.set_fresh_at_check(fresh_at_check);
+                tracing::debug!(
+                    took_ms = started.elapsed().as_millis(),
+                    "memory index switched to its saved file"
+                );
+                saved
+            }
+            Err(err) => {
+                tracing::warn!(%err, "the memory index just saved does not load back; building it again in memory");
+                let mut index = MemoryIndex::new(store, ranking);
+                index.spill_in(cache.dir());
+                if let Err(err) = index.refresh() {
+                    tracing::warn!(%err, "rebuilding the memory index failed; the next search tries again");
+                    self.watch.rescan();
+                }
+                index
+            }
+        };
+        if model.is_some() {
+            index.use_word_model(model);
+        }
+        self.index = index;
     }
 }
 

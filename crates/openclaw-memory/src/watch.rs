@@ -52,6 +52,11 @@ impl ChangeWatch {
         false
     }
 
+    /// Makes the next [`Self::needs_scan`] true (the index lost what the watch had covered).
+    pub fn rescan(&mut self) {
+        self.primed = false;
+    }
+
     /// Drains pending events; true when a scan is needed.
     pub fn needs_scan(&mut self) -> bool {
         if !self.primed {

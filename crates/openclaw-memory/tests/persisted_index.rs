@@ -19,6 +19,9 @@ use tempfile::TempDir;
 
 const BUILT: &str = "memory index built from scratch";
 const LOADED: &str = "memory index loaded";
+/// A process that built the index switches to the file it saved (and then holds what a
+/// process that loaded it would).
+const SWITCHED: &str = "memory index switched to its saved file";
 const QUERIES: &[&str] = &[
     "router",
     "lisbon travel",
@@ -238,6 +241,8 @@ fn a_restart_loads_the_index_and_sees_every_change_made_while_no_server_ran() ->
     let before = first.answers()?;
     let log = first.stop()?;
     assert_eq!((count(&log, BUILT), count(&log, LOADED)), (1, 0), "{log}");
+    // Its later searches read the saved file, and answer as the next process does (below).
+    assert_eq!(count(&log, SWITCHED), 1, "{log}");
     assert!(fx.index_file()?.is_file());
 
     // Unchanged: loaded, nothing re-read, the same answers.
