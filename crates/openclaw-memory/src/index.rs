@@ -222,6 +222,17 @@ impl MemoryIndex {
         }
     }
 
+    /// [`Self::release_mapped_pages`], once the process's resident shared memory (its code and
+    /// the mapped pages) passes `budget` bytes, or when that is not known: a small index's pages
+    /// stay mapped from one search to the next, a large one's do not pile up.
+    pub fn release_mapped_pages_over(&self, budget: u64) {
+        if !self.mapped.is_empty()
+            && mapped::resident_shared_bytes().is_none_or(|resident| resident > budget)
+        {
+            self.release_mapped_pages();
+        }
+    }
+
     /// The ranking options.
     pub fn ranking(&self) -> RankOptions {
         self.ranking

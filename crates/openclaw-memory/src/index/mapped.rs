@@ -102,6 +102,14 @@ impl Deref for Backing {
     }
 }
 
+/// The process's resident shared memory in bytes: its own code and the pages of the files it
+/// maps (`/proc/self/statm`); `None` where there is no such file.
+pub fn resident_shared_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(2)?.parse().ok()?;
+    Some(pages * rustix::param::page_size() as u64)
+}
+
 /// A byte range of a saved index.
 #[derive(Debug, Clone)]
 pub struct Region {

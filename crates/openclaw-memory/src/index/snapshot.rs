@@ -6,10 +6,12 @@
 //! identity, an xxh3 checksum of everything else, the file's length), the index options and
 //! the canonical workspace root, a small postcard-encoded table (paths, file stamps, the
 //! vocabulary, where each block starts), then the bulk as flat blocks read in place from the
-//! mapped file ([`mapped`](super::mapped)): `u32` blocks 8-byte aligned (term ids per line, line
-//! offsets, postings, chunk lengths) and the notes' text. Loading checks the checksum over the
-//! whole file (dropping each page after reading it), decodes the table, and checks ids and
-//! offsets as far as they are read without a bound check; nothing is decoded per token.
+//! mapped file ([`mapped`](super::mapped)), 8-byte aligned: the `u32` blocks of the postings and
+//! chunk lengths, then each note's blocks side by side (line offsets, term ids per line, where
+//! each line's terms start, then its text padded to 4 bytes), so that a search reading a note
+//! touches one place in the file, not two. Loading checks the checksum over the whole file
+//! (dropping each page after reading it), decodes the table, and checks ids and offsets as far
+//! as they are read without a bound check; nothing is decoded per token.
 //! Anything that does not match, a short file, a flipped bit, another version or another
 //! workspace, is an error and the caller builds the index afresh; nothing in a damaged file is
 //! ever searched.
@@ -35,7 +37,7 @@ use crate::store::{FileStamp, MemoryStore};
 /// First bytes of every index file.
 const MAGIC: &[u8; 8] = b"OCMEMIDX";
 /// Bumped by hand when the layout changes in a way the build identity would not show.
-const FORMAT_VERSION: u32 = 3;
+const FORMAT_VERSION: u32 = 4;
 /// Where the checksum sits: after the magic, the version and the build identity.
 const CHECKSUM_AT: usize = 8 + 4 + 32;
 /// The fixed header: the above, the checksum and the file's length.
@@ -167,10 +169,9 @@ struct Blocks {
     chunk_alive: Span,
     /// Where the files' blocks start, in `u32`s.
     files_at: u64,
-    /// Size of the `u32` area, in `u32`s.
+    /// Size of the block area, in `u32`s (a note's text counts as its length in bytes rounded
+    /// up to 4).
     ids_len: u64,
-    /// Size of the text area, in bytes.
-    text_len: u64,
 }
 
 /// The options that change what the index holds.
@@ -178,11 +179,10 @@ fn options_tag(ranking: &RankOptions, chunking: ChunkOptions) -> String {
     format!("stemming={} chunking={chunking:?}", ranking.stemming)
 }
 
-/// Lays out the `u32` area: hands out spans in write order.
+/// Lays out the block area: hands out spans in write order.
 #[derive(Default)]
 struct Layout {
     ids: u64,
-    text: u64,
 }
 
 impl Layout {
@@ -192,15 +192,6 @@ impl Layout {
             len: len as u64,
         };
         self.ids += len as u64;
-        span
-    }
-
-    fn text(&mut self, len: usize) -> Span {
-        let span = Span {
-            start: self.text,
-            len: len as u64,
-        };
-        self.text += len as u64;
         span
     }
 }
@@ -267,8 +258,12 @@ impl MemoryIndex {
             .iter()
             .map(|file| {
                 file.as_ref().map(|f| {
-                    layout.text(f.text.bytes().len());
-                    layout.ids(f.line_starts.len() + f.terms.len() + f.term_starts.len());
+                    layout.ids(
+                        f.line_starts.len()
+                            + f.terms.len()
+                            + f.term_starts.len()
+                            + f.text.bytes().len().div_ceil(4),
+                    );
                     FileEntryRef {
                         path: &f.path,
                         stamp: f.stamp,
@@ -283,7 +278,6 @@ impl MemoryIndex {
             })
             .collect();
         blocks.ids_len = layout.ids;
-        blocks.text_len = layout.text;
         let table = TableRef {
             words: self.lexicon.words_in_order().collect(),
             vocabulary: bm25.terms_in_id_order(),
@@ -313,7 +307,7 @@ impl MemoryIndex {
             + root.as_os_str().len() as u64
             + 8
             + table.len() as u64;
-        let total = total.next_multiple_of(8) + blocks.ids_len * 4 + blocks.text_len;
+        let total = total.next_multiple_of(8) + blocks.ids_len * 4;
         w.put(&total.to_le_bytes()).map_err(failed)?;
         w.field(options_tag(&self.ranking, self.chunking).as_bytes())
             .map_err(failed)?;
@@ -343,7 +337,7 @@ impl MemoryIndex {
         Ok(checksum)
     }
 
-    /// The `u32` area, in the order `write_snapshot`'s layout handed out, then the text.
+    /// The block area, in the order `write_snapshot`'s layout handed out.
     fn write_blocks<W: Write>(&self, w: &mut Hashing<W>) -> std::io::Result<()> {
         let bm25 = &self.bm25;
         w.put_ids(&bm25.doc_freq)?;
@@ -365,18 +359,15 @@ impl MemoryIndex {
         for chunk in &bm25.chunks {
             w.put_ids(&[u32::from(chunk.alive)])?;
         }
-        // Notes read in place from a mapped file are given back every few thousand, so that
+        // Notes read in place from a mapped file are given back every thousand, so that
         // writing the index does not make all of it resident.
         for (i, file) in self.files.iter().flatten().enumerate() {
             w.put_ids(&file.line_starts)?;
             w.put_ids(&file.terms)?;
             w.put_ids(&file.term_starts)?;
-            if i % RELEASE_EVERY == RELEASE_EVERY - 1 {
-                self.release_mapped_pages();
-            }
-        }
-        for (i, file) in self.files.iter().flatten().enumerate() {
-            w.put(file.text.bytes())?;
+            let text = file.text.bytes();
+            w.put(text)?;
+            w.put(&[0; 3][..text.len().next_multiple_of(4) - text.len()])?;
             if i % RELEASE_EVERY == RELEASE_EVERY - 1 {
                 self.release_mapped_pages();
             }
@@ -439,16 +430,13 @@ impl MemoryIndex {
         let area = Area {
             backing,
             ids_at,
-            text_at: usize::try_from(table.blocks.ids_len)
+            end: usize::try_from(table.blocks.ids_len)
                 .ok()
                 .and_then(|n| n.checked_mul(4))
                 .and_then(|n| n.checked_add(ids_at))
                 .ok_or(SnapshotError::Damaged)?,
         };
-        let end = usize::try_from(table.blocks.text_len)
-            .ok()
-            .and_then(|n| n.checked_add(area.text_at));
-        if end != Some(bytes.len()) {
+        if area.end != bytes.len() {
             return Err(SnapshotError::Invalid("block sizes".to_owned()));
         }
         let mut index = Self::from_table(table, &area, store, ranking, chunking)?;
@@ -490,7 +478,7 @@ impl MemoryIndex {
         }
         let mut files = Vec::with_capacity(entries.len());
         let mut free_slots = std::collections::BTreeSet::new();
-        let (mut ids_at, mut text_at) = (blocks.files_at, 0);
+        let mut ids_at = blocks.files_at;
         let mut by_path = FxHashMap::default();
         by_path.reserve(entries.len());
         for (slot, entry) in entries.into_iter().enumerate() {
@@ -500,7 +488,7 @@ impl MemoryIndex {
                 continue;
             };
             let file = area
-                .file(entry, &mut ids_at, &mut text_at)
+                .file(entry, &mut ids_at)
                 .filter(|f| f.holds_together(bm25.slots()))
                 .ok_or_else(|| invalid("inconsistent file"))?;
             let slot = u32::try_from(slot).map_err(|_| invalid("too many files"))?;
@@ -569,10 +557,10 @@ fn checksum_of(backing: &Backing) -> u64 {
 /// The two block areas of a saved index.
 struct Area<'a> {
     backing: &'a Arc<Backing>,
-    /// Byte offset of the `u32` area.
+    /// Byte offset of the block area.
     ids_at: usize,
-    /// Byte offset of the text area.
-    text_at: usize,
+    /// Byte offset of its end (the end of the file).
+    end: usize,
 }
 
 impl Area<'_> {
@@ -580,7 +568,7 @@ impl Area<'_> {
     fn ids(&self, span: Span) -> Option<Ids> {
         let start = usize::try_from(span.start).ok()?.checked_mul(4)?;
         let len = usize::try_from(span.len).ok()?;
-        if start.checked_add(len.checked_mul(4)?)? > self.text_at - self.ids_at {
+        if start.checked_add(len.checked_mul(4)?)? > self.end - self.ids_at {
             return None;
         }
         Ids::mapped(self.backing, self.ids_at + start, len)
@@ -600,15 +588,18 @@ impl Area<'_> {
         })
     }
 
-    fn text(&self, span: Span) -> Option<Text> {
-        let start = usize::try_from(span.start).ok()?;
-        let len = usize::try_from(span.len).ok()?;
-        Region::new(self.backing, self.text_at.checked_add(start)?, len).map(Text::Mapped)
+    /// `len` bytes of text at `start` (in `u32`s) of the block area.
+    fn text(&self, start: u64, len: u64) -> Option<Text> {
+        let start = usize::try_from(start).ok()?.checked_mul(4)?;
+        let len = usize::try_from(len).ok()?;
+        if start.checked_add(len)? > self.end - self.ids_at {
+            return None;
+        }
+        Region::new(self.backing, self.ids_at + start, len).map(Text::Mapped)
     }
 
-    /// A file from its table entry, its blocks at `ids_at` and `text_at` (both moved past
-    /// them).
-    fn file(&self, entry: FileEntry, ids_at: &mut u64, text_at: &mut u64) -> Option<IndexedFile> {
+    /// A file from its table entry and its blocks at `ids_at` (moved past them).
+    fn file(&self, entry: FileEntry, ids_at: &mut u64) -> Option<IndexedFile> {
         let mut next = |len: u64| {
             let span = Span {
                 start: *ids_at,
@@ -620,11 +611,8 @@ impl Area<'_> {
         let line_starts = next(entry.lines)?;
         let terms = next(entry.terms)?;
         let term_starts = next(entry.lines.checked_add(1)?)?;
-        let text = self.text(Span {
-            start: *text_at,
-            len: entry.text_len,
-        })?;
-        *text_at = text_at.checked_add(entry.text_len)?;
+        let text = self.text(*ids_at, entry.text_len)?;
+        *ids_at = ids_at.checked_add(entry.text_len.div_ceil(4))?;
         Some(IndexedFile {
             // Derived from the path, not trusted from the file.
             day: entry.path.note_day(),
