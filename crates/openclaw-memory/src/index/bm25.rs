@@ -28,10 +28,30 @@ pub(crate) struct ChunkSlot {
     pub(crate) alive: bool,
 }
 
-/// Whether every `(chunk, count)` pair of `postings` names one of `slots` chunks (an odd
-/// length has a chunk without a count).
+/// Bits of a posting that hold the chunk id; the rest hold the term's count in the chunk.
+const CHUNK_BITS: u32 = 24;
+/// Chunks an index can hold: 16,777,216 (about eight million notes of 2 KB).
+pub const MAX_CHUNKS: usize = 1 << CHUNK_BITS;
+/// The chunk id bits of a posting.
+const CHUNK_MASK: u32 = (1 << CHUNK_BITS) - 1;
+/// The largest count a posting holds: a term repeated more often in one chunk counts as this
+/// (BM25 has long saturated: at 255 its term-frequency factor is within 0.1 % of its limit).
+const MAX_COUNT: u32 = (1 << (32 - CHUNK_BITS)) - 1;
+
+/// One posting: `chunk` in the low bits, `count` (capped) in the high ones. Half the size of a
+/// `(chunk, count)` pair of `u32`s, which at 50,000 notes was the larger part of a build's heap.
+fn posting(chunk: ChunkId, count: u32) -> u32 {
+    chunk | (count.min(MAX_COUNT) << CHUNK_BITS)
+}
+
+/// The chunk and the count of a posting.
+fn unpack(posting: u32) -> (ChunkId, u32) {
+    (posting & CHUNK_MASK, posting >> CHUNK_BITS)
+}
+
+/// Whether every posting of `postings` names one of `slots` chunks.
 pub(crate) fn postings_in_range(postings: &[u32], slots: usize) -> bool {
-    postings.len().is_multiple_of(2) && postings.chunks_exact(2).all(|p| (p[0] as usize) < slots)
+    postings.iter().all(|&p| (unpack(p).0 as usize) < slots)
 }
 
 /// The distinct terms of `tokens` with their counts, as `[term, count, term, count, …]` in term
@@ -55,8 +75,8 @@ pub struct Bm25Index {
     /// FxHash: interning every token of every note is the hottest loop of an index build, and
     /// the keys are our own note text, not attacker-chosen hash-flooding input.
     pub(crate) vocabulary: FxHashMap<Box<str>, TermId>,
-    /// Per term, the chunks holding it with its count there, as `[chunk, tf, chunk, tf, …]` in
-    /// chunk order (dead chunks included until a compaction).
+    /// Per term, the chunks holding it with its count there, one [`posting`] each, in chunk
+    /// order (dead chunks included until a compaction).
     pub(crate) postings: Vec<Ids>,
     pub(crate) doc_freq: Vec<u32>,
     pub(crate) chunks: Vec<ChunkSlot>,
@@ -98,7 +118,7 @@ impl Bm25Index {
         for pair in terms.chunks_exact(2) {
             let (term, tf) = (pair[0] as usize, pair[1]);
             if self.deferred.is_none() {
-                self.postings[term].make_mut().extend([id, tf]);
+                self.postings[term].make_mut().push(posting(id, tf));
             }
             self.doc_freq[term] += 1;
         }
@@ -111,6 +131,11 @@ impl Bm25Index {
         self.live_chunks += 1;
         self.live_len += u64::from(len);
         id
+    }
+
+    /// Whether `chunks` more chunks fit ([`MAX_CHUNKS`] in all).
+    pub fn has_room_for(&self, chunks: usize) -> bool {
+        self.chunks.len().saturating_add(chunks) <= MAX_CHUNKS
     }
 
     /// Has [`Self::add_chunk`] count document frequencies but leave the postings to
@@ -144,7 +169,7 @@ impl Bm25Index {
         let mut total = 0_usize;
         for &df in &self.doc_freq {
             starts.push(total);
-            total += df as usize * 2;
+            total += df as usize;
         }
         starts.push(total);
         let mut words = vec![0_u64; total.div_ceil(2)];
@@ -162,9 +187,8 @@ impl Bm25Index {
                     let Some(at) = cursor.get_mut(term).filter(|at| **at < starts[term + 1]) else {
                         return false;
                     };
-                    flat[*at] = chunk;
-                    flat[*at + 1] = pair[1];
-                    *at += 2;
+                    flat[*at] = posting(chunk, pair[1]);
+                    *at += 1;
                 }
                 rest = &tail[len as usize..];
                 chunk += 1;
@@ -238,7 +262,7 @@ impl Bm25Index {
             tokens.extend_from_slice(tokens_of(ChunkId::try_from(old).unwrap_or(ChunkId::MAX)));
             for pair in counted(&mut tokens).chunks_exact(2) {
                 if let Some(list) = self.postings.get_mut(pair[0] as usize) {
-                    list.make_mut().extend([chunk, pair[1]]);
+                    list.make_mut().push(posting(chunk, pair[1]));
                 }
             }
         }
@@ -269,10 +293,6 @@ impl Bm25Index {
             && self.vocabulary.values().all(|&id| (id as usize) < terms);
         let live = self.chunks.iter().filter(|s| s.alive);
         ids_dense
-            && self
-                .postings
-                .iter()
-                .all(|list| list.len().is_multiple_of(2))
             && live.clone().count() == self.live_chunks as usize
             && live.map(|s| u64::from(s.len)).sum::<u64>() == self.live_len
     }
@@ -345,8 +365,9 @@ impl Bm25Index {
         let Some(list) = self.postings.get(term as usize) else {
             return;
         };
-        for posting in list.chunks_exact(2) {
-            let (chunk, tf) = (posting[0] as usize, posting[1] as f32);
+        for &entry in list.iter() {
+            let (chunk, tf) = unpack(entry);
+            let (chunk, tf) = (chunk as usize, tf as f32);
             let Some(slot) = self.chunks.get(chunk).filter(|s| s.alive) else {
                 continue;
             };
@@ -476,6 +497,26 @@ mod tests {
             scores(&deferred.index, "meeting lisbon tea"),
             scores(&direct.index, "meeting lisbon tea")
         );
+    }
+
+    #[test]
+    fn a_posting_holds_its_chunk_and_its_count_capped_at_255() {
+        for (chunk, count) in [(0, 1), (7, 255), (CHUNK_MASK, 3)] {
+            assert_eq!(unpack(posting(chunk, count)), (chunk, count));
+        }
+        assert_eq!(unpack(posting(9, 1_000)), (9, 255));
+        let mut chunks = Chunks::default();
+        let many = vec!["echo"; 300].join(" ");
+        let capped = vec!["echo"; 255].join(" ");
+        let a = chunks.add(&format!("{many} other"));
+        let b = chunks.add(&format!("{capped} other"));
+        let s = scores(&chunks.index, "echo");
+        assert!(
+            (s[a as usize] - s[b as usize]).abs() < 0.01 * s[b as usize],
+            "{s:?}"
+        );
+        assert!(!chunks.index.has_room_for(MAX_CHUNKS - 1));
+        assert!(chunks.index.has_room_for(MAX_CHUNKS - 2));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::index::bm25::{Bm25Index, ChunkId, TermId};
+use crate::index::bm25::{Bm25Index, ChunkId, MAX_CHUNKS, TermId};
 use crate::index::chunk::LineRange;
 use crate::index::embedding::VocabularyVectors;
 use crate::index::lexicon::Lexicon;
@@ -269,6 +269,13 @@ impl MemoryIndex {
             self.remove_file(slot);
         }
         match prepared {
+            Ok(prepared) if !self.bm25.has_room_for(prepared.chunks.len()) => {
+                tracing::warn!(%path, max = MAX_CHUNKS, "the memory index is full; not indexing this note");
+                if old_slot.is_some() {
+                    stats.removed += 1;
+                }
+                None
+            }
             Ok(prepared) => {
                 stats.indexed += 1;
                 Some(self.add_file(path, stamp, prepared))

@@ -37,7 +37,7 @@ use crate::store::{FileStamp, MemoryStore};
 /// First bytes of every index file.
 const MAGIC: &[u8; 8] = b"OCMEMIDX";
 /// Bumped by hand when the layout changes in a way the build identity would not show.
-const FORMAT_VERSION: u32 = 4;
+const FORMAT_VERSION: u32 = 5;
 /// Where the checksum sits: after the magic, the version and the build identity.
 const CHECKSUM_AT: usize = 8 + 4 + 32;
 /// The fixed header: the above, the checksum and the file's length.
