@@ -47,7 +47,38 @@ impl Server {
     /// Starts the server on workspace `ws` with its index kept in `state` (or, `None`, with no
     /// state directory at all: a fresh in-memory build, the reference answers).
     fn start(home: &Path, ws: &Path, state: Option<&Path>, log: &Path) -> anyhow::Result<Self> {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_openclaw-memory"));
+        Self::spawn(
+            Command::new(env!("CARGO_BIN_EXE_openclaw-memory")),
+            home,
+            ws,
+            state,
+            log,
+        )
+    }
+
+    /// [`Self::start`] with every file the server writes limited to `blocks` blocks of the
+    /// shell's `ulimit -f` (a write past it fails with `EFBIG`, as on a full disk).
+    fn start_with_file_limit(
+        home: &Path,
+        ws: &Path,
+        state: &Path,
+        log: &Path,
+        blocks: u32,
+    ) -> anyhow::Result<Self> {
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(format!("trap '' XFSZ; ulimit -f {blocks}; exec \"$0\""))
+            .arg(env!("CARGO_BIN_EXE_openclaw-memory"));
+        Self::spawn(cmd, home, ws, Some(state), log)
+    }
+
+    fn spawn(
+        mut cmd: Command,
+        home: &Path,
+        ws: &Path,
+        state: Option<&Path>,
+        log: &Path,
+    ) -> anyhow::Result<Self> {
         cmd.env_clear()
             .env("HOME", home)
             .env("OPENCLAW_WORKSPACE_DIR", ws)
@@ -332,6 +363,36 @@ fn a_running_server_sees_changes_and_saves_them_for_the_next_process() -> anyhow
         log.contains("indexed: 0, removed: 0, unchanged: 4"),
         "{log}"
     );
+    Ok(())
+}
+
+#[test]
+fn a_build_that_cannot_write_its_files_answers_from_memory() -> anyhow::Result<()> {
+    let mut fx = Fixture::new()?;
+    for i in 0..300 {
+        fx.write(
+            &format!("memory/2025-02-01-{i}.md"),
+            &format!(
+                "# Log {i}\n\n- entry {i}: the greenhouse heater, invoice {i} and the kayak trip\n- \
+                 follow-up {i}: call the plumber about the boiler and the garden hose\n"
+            ),
+        )?;
+    }
+    let expected = fx.fresh_answers()?;
+    // 64 blocks (32 or 64 KiB): the build's temporary file, and then the index file itself,
+    // outgrow it, as they would a full disk.
+    let log = fx.log();
+    let mut server =
+        Server::start_with_file_limit(fx.home.path(), &fx.ws(), &fx.state(), &log, 64)?;
+    assert_eq!(server.answers()?, expected);
+    assert_eq!(server.answers()?, expected, "and it keeps answering");
+    let log = server.stop()?;
+    assert!(
+        log.contains("could not write the notes out during the build"),
+        "{log}"
+    );
+    assert!(log.contains("could not save the memory index"), "{log}");
+    assert_eq!(count(&log, BUILT), 1, "{log}");
     Ok(())
 }
 
