@@ -171,7 +171,7 @@ impl MemoryService {
             self.load_model_after_answer();
         }
         if live.pending.is_some() {
-            self.save_after_answer();
+            self.save_after_answer(live);
         } else if live.dirty && live.last_save.elapsed() >= SAVE_DEBOUNCE {
             live.save(Duration::ZERO);
         }
@@ -194,7 +194,14 @@ impl MemoryService {
     /// Writes the freshly built index, under the lock its build holds, on a thread of its own:
     /// the first search is answered without waiting for the write (a few hundred milliseconds
     /// at 50,000 notes). The next search waits for it, and [`Self::finish_saving`] at shutdown.
-    fn save_after_answer(self: &Arc<Self>) {
+    /// A search that gets the index before that thread does starts no second one: the handle
+    /// [`Self::finish_saving`] joins stays the one of the thread that writes. `live` is the
+    /// index the caller holds locked, written on the spot when no thread can be started.
+    fn save_after_answer(self: &Arc<Self>, live: &mut LiveIndex) {
+        let mut saving = lock(&self.saving);
+        if saving.as_ref().is_some_and(|handle| !handle.is_finished()) {
+            return;
+        }
         let service = Arc::clone(self);
         let spawned = std::thread::Builder::new()
             .name("index-save".into())
@@ -204,12 +211,11 @@ impl MemoryService {
                 }
             });
         match spawned {
-            Ok(handle) => *lock(&self.saving) = Some(handle),
+            Ok(handle) => *saving = Some(handle),
             Err(err) => {
+                // The caller holds the index: write it here and now.
                 tracing::debug!(%err, "saving the memory index now");
-                if let Some(live) = lock(&self.index).as_mut() {
-                    live.save_pending();
-                }
+                live.save_pending();
             }
         }
     }
