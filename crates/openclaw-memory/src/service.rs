@@ -487,7 +487,7 @@ impl LiveIndex {
             return false;
         };
         let started = Instant::now();
-        match cache.save(&self.index) {
+        let saved = match cache.save(&self.index) {
             Ok(()) => {
                 tracing::debug!(
                     took_ms = started.elapsed().as_millis(),
@@ -495,18 +495,21 @@ impl LiveIndex {
                     "memory index saved"
                 );
                 self.dirty = false;
-                self.last_save = Instant::now();
-                return true;
+                true
             }
             Err(PersistError::NotAFile(path)) => {
                 tracing::warn!(path = %path.display(), "memory index file is not a regular file; keeping the index in memory");
                 self.cache = None;
                 self.dirty = false;
+                false
             }
-            Err(err) => tracing::info!(%err, "could not save the memory index"),
-        }
+            Err(err) => {
+                tracing::info!(%err, "could not save the memory index");
+                false
+            }
+        };
         self.last_save = Instant::now();
-        false
+        saved
     }
 
     /// Swaps an index built in this process for the one just saved, read in place from its

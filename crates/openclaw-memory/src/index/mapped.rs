@@ -66,9 +66,7 @@ impl Backing {
             };
         }
     }
-}
 
-impl Backing {
     /// Tells the kernel the whole file is about to be read front to back (the checksum).
     pub fn expect_sequential_reads(&self) {
         if let Self::Mapped(map) = self {
@@ -82,8 +80,9 @@ impl Backing {
     }
 
     /// Tells the kernel that reads from here on are random (a search reads a few postings
-    /// and lines here and there): no read-ahead around each page read, which would otherwise
-    /// map tens of kilobytes for every few bytes a search reads.
+    /// and lines here and there): a page that has to come from disk again brings no
+    /// read-ahead with it. (It does not shrink what the kernel maps around a page already
+    /// cached; giving pages back, [`Self::release`], is what bounds that.)
     pub fn expect_random_reads(&self) {
         if let Self::Mapped(map) = self {
             let _advisory = map.advise(memmap2::Advice::Random);
