@@ -14,15 +14,11 @@ mod current;
 /// Index data read in place from a mapped index file, or owned.
 pub mod mapped;
 
-/// What kind of thing a window states (a date, a number, a name, a place).
-mod answer;
 /// Word vectors from a static embedding model.
 pub mod embedding;
-/// What a query asks for.
-mod intent;
 /// Stemming and typo tolerance: words to terms.
 pub mod lexicon;
-/// Lines marked as replaced, and active directives.
+/// Lines marked as replaced.
 mod marked;
 /// Lines close in meaning to a query.
 mod meaning;
@@ -102,8 +98,6 @@ struct IndexedFile {
     /// Lines holding a fact the notes mark as replaced: superseded `USER.md` directives and
     /// struck-through text. Sorted, 0-based.
     superseded: Vec<usize>,
-    /// Lines of active `USER.md` directives (bullet and continuation lines). Sorted, 0-based.
-    directives: Vec<usize>,
 }
 
 impl IndexedFile {

@@ -498,7 +498,6 @@ const ABLATIONS: &[(&str, Switch)] = &[
     ("typo tolerance off", |o| o.typo_tolerance = false),
     ("coverage boost off", |o| o.coverage_boost = 0.0),
     ("proximity off", |o| o.phrase_boost = 0.0),
-    ("answer types off", |o| o.answer_type_boost = 0.0),
     ("current-fact groups off", |o| o.current_facts = false),
     ("coverage floors off", |o| {
         o.min_coverage = 0.0;
@@ -516,9 +515,9 @@ const ABLATIONS: &[(&str, Switch)] = &[
 /// What a set must score. Issue 14's targets are nDCG@5 ≥ 0.88, recall@5 ≥ 0.93, a superseded
 /// fact above the current one in ≤ 5 % of change-over-time queries, and nDCG@5 ≥ BM25 + 0.05,
 /// on both sets. Only the BM25 margin is reached on both; the others are regression floors a
-/// little below what each set measured, words only and with the embedding model (tuned 0.681 /
-/// 0.698 / 0 of 22 and 0.780 / 0.806 / 0 of 22; held-out 0.519 / 0.529 / 2 of 14 and 0.576 /
-/// 0.603 / 3 of 14), so the test fails if the ranking gets worse, not because a target is
+/// little below what each set measured, words only and with the embedding model (tuned 0.678 /
+/// 0.694 / 0 of 22 and 0.747 / 0.774 / 0 of 22; held-out 0.519 / 0.529 / 2 of 14 and 0.617 /
+/// 0.647 / 2 of 14), so the test fails if the ranking gets worse, not because a target is
 /// unmet.
 #[derive(Debug)]
 struct Floors {
@@ -534,21 +533,21 @@ const TUNED_FLOORS: Floors = Floors {
 };
 
 const TUNED_EMBEDDED_FLOORS: Floors = Floors {
-    ndcg: 0.77,
-    recall: 0.79,
+    ndcg: 0.74,
+    recall: 0.76,
     superseded_rate: 0.05,
 };
 
 const HELD_OUT_FLOORS: Floors = Floors {
-    ndcg: 0.50,
-    recall: 0.51,
-    superseded_rate: 0.22,
+    ndcg: 0.51,
+    recall: 0.52,
+    superseded_rate: 0.15,
 };
 
 const HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
-    ndcg: 0.56,
-    recall: 0.59,
-    superseded_rate: 0.22,
+    ndcg: 0.60,
+    recall: 0.63,
+    superseded_rate: 0.15,
 };
 
 /// Issue 14's target margin over plain BM25, reached on both sets.
@@ -592,8 +591,8 @@ fn held_out() -> PathBuf {
     std::env::var_os("RELEVANCE_SET").map_or_else(|| fixtures("relevance-holdout"), PathBuf::from)
 }
 
-/// Every component off in turn, nDCG@5 on both sets (totals only). Run with
-/// `RELEVANCE_ABLATION=1`; the table goes into BENCHMARKS.md.
+/// Every component off in turn, nDCG@5 on both sets (totals only), with the embedding model
+/// and words only. Run with `RELEVANCE_ABLATION=1`; the tables go into BENCHMARKS.md.
 #[test]
 fn ablation_table() -> anyhow::Result<()> {
     if std::env::var_os("RELEVANCE_ABLATION").is_none() {
@@ -604,40 +603,50 @@ fn ablation_table() -> anyhow::Result<()> {
         .iter()
         .map(|s| labels(s))
         .collect::<anyhow::Result<_>>()?;
-    let full: Vec<Measured> = sets
-        .iter()
-        .zip(&labels)
-        .map(|(s, l)| ours(s, l, RankOptions::default(), word_model()))
-        .collect::<anyhow::Result<_>>()?;
-    let mut out = String::from(
-        "| component | tuned nDCG@5 | Δ | held-out nDCG@5 | Δ | stale (tuned, held-out) | \
-         no-answer hits (tuned, held-out) |\n|---|---:|---:|---:|---:|---:|---:|\n",
-    );
-    let row = |out: &mut String, name: &str, m: &[Measured]| {
-        let (t, h) = (m[0].overall.mean().0, m[1].overall.mean().0);
-        let _ = writeln!(
-            out,
-            "| {name} | {t:.3} | {:+.3} | {h:.3} | {:+.3} | {}, {} | {:.2}, {:.2} |",
-            t - full[0].overall.mean().0,
-            h - full[1].overall.mean().0,
-            m[0].superseded_first,
-            m[1].superseded_first,
-            m[0].no_answer_average(),
-            m[1].no_answer_average()
+    let configurations = [
+        ("with the embedding model", word_model()),
+        ("words only", None),
+    ];
+    for (configuration, model) in configurations {
+        if configuration != "words only" && model.is_none() {
+            continue;
+        }
+        let run = |options: RankOptions| -> anyhow::Result<Vec<Measured>> {
+            sets.iter()
+                .zip(&labels)
+                .map(|(s, l)| ours(s, l, options, model.clone()))
+                .collect()
+        };
+        let full = run(RankOptions::default())?;
+        let mut out = format!(
+            "{configuration}:\n\n| component | tuned nDCG@5 | Δ | held-out nDCG@5 | Δ | stale \
+             (tuned, held-out) | no-answer hits (tuned, held-out) |\n\
+             |---|---:|---:|---:|---:|---:|---:|\n",
         );
-    };
-    row(&mut out, "everything on", &full);
-    for (name, switch) in ABLATIONS {
-        let mut options = RankOptions::default();
-        switch(&mut options);
-        let m: Vec<Measured> = sets
-            .iter()
-            .zip(&labels)
-            .map(|(s, l)| ours(s, l, options, word_model()))
-            .collect::<anyhow::Result<_>>()?;
-        row(&mut out, name, &m);
+        let row = |out: &mut String, name: &str, m: &[Measured]| {
+            let (t, h) = (m[0].overall.mean().0, m[1].overall.mean().0);
+            let _ = writeln!(
+                out,
+                "| {name} | {t:.3} | {:+.3} | {h:.3} | {:+.3} | {}, {} | {:.2}, {:.2} |",
+                t - full[0].overall.mean().0,
+                h - full[1].overall.mean().0,
+                m[0].superseded_first,
+                m[1].superseded_first,
+                m[0].no_answer_average(),
+                m[1].no_answer_average()
+            );
+        };
+        row(&mut out, "everything on", &full);
+        for (name, switch) in ABLATIONS {
+            let mut options = RankOptions::default();
+            switch(&mut options);
+            if options == RankOptions::default() {
+                continue;
+            }
+            row(&mut out, name, &run(options)?);
+        }
+        eprintln!("{out}");
     }
-    eprintln!("{out}");
     Ok(())
 }
 

@@ -313,7 +313,6 @@ impl MemoryIndex {
             // Each line's first term is its first word.
             term_starts: prepared.line_words.into(),
             superseded: prepared.superseded,
-            directives: prepared.directives,
         };
         let mut tokens: Vec<TermId> = Vec::new();
         for range in prepared.chunks {

@@ -219,11 +219,20 @@ impl WordModel {
     /// when none is left.
     pub fn text_vector(&self, words: &[impl AsRef<str>]) -> Option<Vec<f32>> {
         let mut sum = vec![0.0_f32; self.dim];
-        for id in words
-            .iter()
-            .filter_map(|w| self.pieces(w.as_ref()))
-            .flatten()
-        {
+        for word in words {
+            self.add_pieces(word.as_ref(), &mut sum);
+        }
+        normalized(sum)
+    }
+
+    /// Adds the rows of `word`'s pieces to `sum`; false (and nothing added) when the model
+    /// cannot spell it. The rows keep their lengths: a potion model weights a piece by how
+    /// telling it is through its row's length, so a sum of rows is a weighted mean.
+    fn add_pieces(&self, word: &str, sum: &mut [f32]) -> bool {
+        let Some(pieces) = self.pieces(word) else {
+            return false;
+        };
+        for id in pieces {
             let (row, scale) = (
                 &self.rows[id as usize * self.dim..][..self.dim],
                 self.row_scales[id as usize],
@@ -232,9 +241,14 @@ impl WordModel {
                 *s += f32::from(r) * scale;
             }
         }
-        let norm = sum.iter().map(|v| v * v).sum::<f32>().sqrt();
-        (norm > f32::EPSILON).then(|| sum.into_iter().map(|v| v / norm).collect())
+        true
     }
+}
+
+/// `vector` scaled to length 1; `None` for a zero vector.
+fn normalized(vector: Vec<f32>) -> Option<Vec<f32>> {
+    let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
+    (norm > f32::EPSILON).then(|| vector.into_iter().map(|v| v / norm).collect())
 }
 
 /// The `embeddings` matrix of a safetensors file, read a block of rows at a time (never the
@@ -323,8 +337,9 @@ fn quantize(values: &[f32], out: &mut Vec<i8>) -> f32 {
     scale
 }
 
-/// One quantized unit vector per word of the index's vocabulary, in the lexicon's order, so
-/// a growing vocabulary is extended rather than recomputed.
+/// One quantized vector per word of the index's vocabulary, in the lexicon's order, so a
+/// growing vocabulary is extended rather than recomputed. A word's vector is the sum of its
+/// pieces' rows, lengths kept, as a text's embedding adds them up.
 #[derive(Debug)]
 pub struct VocabularyVectors {
     model: Arc<WordModel>,
@@ -334,6 +349,11 @@ pub struct VocabularyVectors {
     /// cannot spell.
     vectors: Vec<i8>,
     scales: Vec<f32>,
+    /// Each word's vector length (0 for a word the model cannot spell).
+    lengths: Vec<f32>,
+    /// Per term id, the first of its words (`u32::MAX` for none): the vector a line holding
+    /// the term adds up. Word forms sharing a term are close in meaning.
+    first_word: Vec<u32>,
 }
 
 impl VocabularyVectors {
@@ -344,6 +364,8 @@ impl VocabularyVectors {
             terms: Vec::new(),
             vectors: Vec::new(),
             scales: Vec::new(),
+            lengths: Vec::new(),
+            first_word: Vec::new(),
         }
     }
 
@@ -361,9 +383,20 @@ impl VocabularyVectors {
     pub fn extend<'a>(&mut self, words: impl Iterator<Item = (&'a str, TermId)>) {
         let dim = self.model.dim();
         for (word, term) in words.skip(self.terms.len()) {
+            let index = u32::try_from(self.terms.len()).unwrap_or(u32::MAX);
             self.terms.push(term);
-            let vector = self.model.vector(word).unwrap_or_else(|| vec![0.0; dim]);
+            let mut vector = vec![0.0; dim];
+            self.model.add_pieces(word, &mut vector);
+            self.lengths
+                .push(vector.iter().map(|v| v * v).sum::<f32>().sqrt());
             self.scales.push(quantize(&vector, &mut self.vectors));
+            let term = term as usize;
+            if term >= self.first_word.len() {
+                self.first_word.resize(term + 1, u32::MAX);
+            }
+            if self.first_word[term] == u32::MAX {
+                self.first_word[term] = index;
+            }
         }
     }
 
@@ -375,10 +408,36 @@ impl VocabularyVectors {
             let Some(slot) = out.get_mut(self.terms[i] as usize) else {
                 continue;
             };
+            if self.lengths[i] <= f32::EPSILON {
+                continue;
+            }
             let dot: f32 = row.iter().zip(query).map(|(&r, &q)| f32::from(r) * q).sum();
-            *slot = slot.max(dot * self.scales[i]);
+            *slot = slot.max(dot * self.scales[i] / self.lengths[i]);
         }
         out
+    }
+
+    /// Cosine similarity of `query` (a unit vector) to a line holding `terms`: the line's
+    /// vector is the sum of its terms' (each occurrence counted), as model2vec embeds a text.
+    /// 0 when the model can spell none of them.
+    pub fn line_similarity(&self, query: &[f32], terms: &[TermId]) -> f32 {
+        let mut sum = vec![0.0_f32; query.len()];
+        for &term in terms {
+            let Some(&word) = self.first_word.get(term as usize) else {
+                continue;
+            };
+            let Some(row) = self
+                .vectors
+                .get(word as usize * query.len()..(word as usize + 1) * query.len())
+            else {
+                continue;
+            };
+            let scale = self.scales[word as usize];
+            for (s, &r) in sum.iter_mut().zip(row) {
+                *s += f32::from(r) * scale;
+            }
+        }
+        normalized(sum).map_or(0.0, |line| line.iter().zip(query).map(|(l, q)| l * q).sum())
     }
 }
 
@@ -472,6 +531,33 @@ mod tests {
         );
         assert_eq!(table.len(), 5);
         assert!(table.term_similarities(&query, 4)[3] > 0.99);
+    }
+
+    #[test]
+    fn a_line_is_as_close_as_the_model_embeds_its_words_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = Arc::new(tiny(dir.path()));
+        let mut table = VocabularyVectors::new(Arc::clone(&model));
+        table.extend([("doctor", 0), ("car", 1), ("medical", 2), ("xyz", 3)].into_iter());
+        let query = model.vector("doctor").unwrap();
+        let cosine = |words: &[&str]| -> f32 {
+            let line = model.text_vector(words).unwrap();
+            line.iter().zip(&query).map(|(l, q)| l * q).sum()
+        };
+        // The sum of the words' rows, lengths kept, each occurrence counted: the model's own
+        // embedding of the line's text (up to the bytes the rows are kept in).
+        for (terms, words) in [
+            (vec![0, 1], vec!["doctor", "car"]),
+            (vec![1, 2, 2], vec!["car", "medical", "medical"]),
+            (vec![1, 3], vec!["car"]),
+        ] {
+            let got = table.line_similarity(&query, &terms);
+            let want = cosine(&words);
+            assert!((got - want).abs() < 0.01, "{words:?}: {got} against {want}");
+        }
+        assert!(table.line_similarity(&query, &[0, 1]) > table.line_similarity(&query, &[1]));
+        // Nothing the model can spell, or terms it never saw: no closeness at all.
+        assert!(table.line_similarity(&query, &[3, 9]).abs() < f32::EPSILON);
     }
 
     #[test]

@@ -1,6 +1,5 @@
 //! Which lines of a note hold a fact the notes mark as replaced (struck through, "(superseded)",
-//! a superseded `USER.md` directive), and which hold an active directive: read once per file
-//! while it is prepared for the index.
+//! a superseded `USER.md` directive): read once per file while it is prepared for the index.
 
 use crate::paths::MemoryPath;
 
@@ -25,18 +24,16 @@ fn marked_replaced(line: &str) -> bool {
     })
 }
 
-/// The lines of a file that hold replaced facts, and those of active directives. Replaced:
-/// in `USER.md` files, the superseded directives (their bullet and continuation lines);
-/// anywhere, lines marked replaced (struck-through text, "(superseded)"). Both sorted,
-/// 0-based.
-pub(super) fn marked_lines(path: &MemoryPath, text: &str) -> (Vec<usize>, Vec<usize>) {
+/// The lines of a file that hold replaced facts: in `USER.md` files, the superseded
+/// directives (their bullet and continuation lines); anywhere, lines marked replaced
+/// (struck-through text, "(superseded)"). Sorted, 0-based.
+pub(super) fn marked_lines(path: &MemoryPath, text: &str) -> Vec<usize> {
     let mut superseded: Vec<usize> = text
         .lines()
         .enumerate()
         .filter(|(_, line)| marked_replaced(line))
         .map(|(i, _)| i)
         .collect();
-    let mut active = Vec::new();
     if path.is_user_file() {
         let all: Vec<&str> = text.lines().collect();
         let directives = crate::prefs::parse(text);
@@ -52,17 +49,10 @@ pub(super) fn marked_lines(path: &MemoryPath, text: &str) -> (Vec<usize>, Vec<us
         for d in &directives.superseded {
             superseded.extend(lines_of(d.line));
         }
-        for d in &directives.active {
-            active.extend(lines_of(d.line));
-        }
     }
-    for lines in [&mut superseded, &mut active] {
-        lines.sort_unstable();
-        lines.dedup();
-    }
-    // A struck-through active directive is replaced all the same.
-    active.retain(|i| superseded.binary_search(i).is_err());
-    (superseded, active)
+    superseded.sort_unstable();
+    superseded.dedup();
+    superseded
 }
 
 #[cfg(test)]

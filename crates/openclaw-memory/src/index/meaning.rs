@@ -1,17 +1,17 @@
 //! Lines close in meaning to a query, for the searches the words alone cannot answer: a
 //! question worded unlike its note ("who looks after her teeth" for "Dentist: Dr. Okafor").
-//! A line's meaning is the IDF-weighted sum of its words' vectors (see
-//! [`embedding`](super::embedding)); its closeness to the query is their cosine, counting the
-//! words' vectors as orthogonal to each other for the line's length, so that a line is scored
-//! from the terms the index already holds, without a vector stored per line. Only the lines of
-//! the sections holding most of the terms closest to the query are scored.
+//! A line's meaning is the sum of its words' vectors, as the model embeds a text (see
+//! [`embedding`](super::embedding)), built from the terms the index already holds, so no
+//! vector is stored per line; its closeness to the query is their cosine. Only the lines of
+//! the sections holding most of the terms closest to the query are scored. (An earlier
+//! approximation weighted the words by IDF instead of the model's own row lengths and took
+//! them as orthogonal: 0.015 nDCG@5 better on the tuned set, 0.041 worse on the held-out one.)
 #![expect(
     clippy::cast_possible_truncation,
     reason = "line and file indexes of a loaded index fit in u32"
 )]
 
 use crate::index::chunk::LineRange;
-use crate::index::intent::Wants;
 use crate::index::query::file_terms;
 use crate::index::{LocalHit, MemoryIndex, snippet};
 
@@ -35,18 +35,9 @@ pub struct Close {
 
 impl MemoryIndex {
     /// The `most` lines closest in meaning to the query `words` with a similarity of at least
-    /// `least`, best first, leaving out lines the notes mark as replaced. For a question about
-    /// preferences (`wants`), every active `USER.md` directive is looked at and counts
-    /// `1 + answer_type_boost` times, as a window of words holding one does. (The same factor
-    /// for lines holding a place, date, person or number asked for measured 0.006 lower on the
-    /// tuned set, and put a stale fact first.) Empty without an embedding model.
-    pub(super) fn closest_lines(
-        &self,
-        words: &[String],
-        wants: Option<Wants>,
-        least: f32,
-        most: usize,
-    ) -> Vec<Close> {
+    /// `least`, best first, leaving out lines the notes mark as replaced. Empty without an
+    /// embedding model.
+    pub(super) fn closest_lines(&self, words: &[String], least: f32, most: usize) -> Vec<Close> {
         let Some(vectors) = self.vectors.as_ref() else {
             return Vec::new();
         };
@@ -55,14 +46,11 @@ impl MemoryIndex {
         };
         let terms = self.bm25.term_count();
         let similarity = vectors.term_similarities(&query, terms);
-        // Per term: its IDF times its similarity, and its IDF squared (the line's length).
-        let (toward, length): (Vec<f32>, Vec<f32>) = (0..terms)
-            .map(|t| {
-                let idf = self.bm25.idf(t as u32);
-                (idf * similarity[t], idf * idf)
-            })
-            .unzip();
-        let lines = self.lines_to_score(&similarity, &toward, wants);
+        // Per term: its IDF times its similarity, which picks the sections worth scoring.
+        let toward: Vec<f32> = (0..terms)
+            .map(|t| self.bm25.idf(t as u32) * similarity[t])
+            .collect();
+        let lines = self.lines_to_score(&similarity, &toward);
         let mut best: Vec<Close> = Vec::with_capacity(most + 1);
         for (slot, line) in lines {
             let Some(file) = self.files.get(slot as usize).and_then(Option::as_ref) else {
@@ -73,22 +61,7 @@ impl MemoryIndex {
             if file.superseded.binary_search(&line).is_ok() {
                 continue;
             }
-            let (mut dot, mut norm) = (0.0_f32, 0.0_f32);
-            for &t in file_terms(file, line, line) {
-                dot += toward.get(t as usize).copied().unwrap_or(0.0);
-                norm += length.get(t as usize).copied().unwrap_or(0.0);
-            }
-            if norm <= 0.0 {
-                continue;
-            }
-            let mut similarity = dot / norm.sqrt();
-            if similarity < least {
-                continue;
-            }
-            // A question about preferences is answered by a directive.
-            if wants == Some(Wants::Directive) && file.directives.binary_search(&line).is_ok() {
-                similarity *= 1.0 + self.ranking.answer_type_boost;
-            }
+            let similarity = vectors.line_similarity(&query, file_terms(file, line, line));
             if similarity < least
                 || best.len() == most && best.last().is_some_and(|b| b.similarity >= similarity)
             {
@@ -109,14 +82,8 @@ impl MemoryIndex {
     }
 
     /// The lines worth scoring, as (file slot, line): those of the sections holding the most of
-    /// the terms closest to the query, and for a question about preferences every active
-    /// `USER.md` directive. Sorted, without repeats.
-    fn lines_to_score(
-        &self,
-        similarity: &[f32],
-        toward: &[f32],
-        wants: Option<Wants>,
-    ) -> Vec<(u32, u32)> {
+    /// the terms closest to the query. Sorted, without repeats.
+    fn lines_to_score(&self, similarity: &[f32], toward: &[f32]) -> Vec<(u32, u32)> {
         let terms = similarity.len();
         // Only the lines of the sections holding the most of the terms closest to the query are
         // scored: a line holding none of them is far from it, and scoring every line of a
@@ -151,17 +118,6 @@ impl MemoryIndex {
         for (_, chunk) in chunks {
             let info = self.chunk_info[chunk];
             lines.extend((info.range.start..=info.range.end).map(|line| (info.file, line as u32)));
-        }
-        if wants == Some(Wants::Directive) {
-            for (slot, file) in self.files.iter().enumerate() {
-                if let Some(file) = file {
-                    lines.extend(
-                        file.directives
-                            .iter()
-                            .map(|&line| (slot as u32, line as u32)),
-                    );
-                }
-            }
         }
         lines.sort_unstable();
         lines.dedup();

@@ -27,8 +27,6 @@ pub struct Prepared {
     pub line_starts: Vec<u32>,
     /// Lines holding a replaced fact (sorted, 0-based).
     pub superseded: Vec<usize>,
-    /// Lines of active `USER.md` directives (sorted, 0-based).
-    pub directives: Vec<usize>,
     /// The chunks' line ranges.
     pub chunks: Vec<LineRange>,
     /// Every line's words back to back.
@@ -59,7 +57,7 @@ impl Prepared {
         if line_starts.last() == Some(&offset(text.len())) && !text.is_empty() {
             line_starts.pop();
         }
-        let (superseded, directives) = super::marked::marked_lines(path, &text);
+        let superseded = super::marked::marked_lines(path, &text);
         let at = |i: usize| line_starts.get(i).map_or(text.len(), |&at| at as usize);
         let lines: Vec<&str> = (0..line_starts.len())
             .map(|i| {
@@ -85,7 +83,6 @@ impl Prepared {
             text,
             line_starts,
             superseded,
-            directives,
             chunks,
             words,
             word_ends,

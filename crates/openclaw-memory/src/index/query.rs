@@ -1,13 +1,12 @@
-//! Answering one query: the query's terms and weights (and what it asks for), BM25
-//! candidates, each candidate's best few line windows scored with the factors of
-//! [`rank`](super::rank), statements of the same subject newest first
+//! Answering one query: the query's terms and weights, BM25 candidates, each candidate's
+//! best few line windows scored by the query weight they hold, how much of the query they
+//! cover and how close together its words stand, statements of the same subject
+//! newest first
 //! ([`current`](super::current)), the score floors, and weak guesses.
 
-use crate::index::answer;
 use crate::index::bm25::{ChunkId, TermId};
 use crate::index::chunk::LineRange;
 use crate::index::current::{self, Fact};
-use crate::index::intent::{self, Wants};
 use crate::index::lexicon::QueryTerm;
 use crate::index::rank::{coverage_factor, proximity_factor, recency_factor};
 use crate::index::snippet::{self, LineMatch};
@@ -36,7 +35,6 @@ impl MemoryIndex {
         if limit == 0 || self.bm25.is_empty() {
             return Vec::new();
         }
-        let wants = intent::wants(query);
         let words = self.analyzer.terms(query);
         let query = self.query_terms(query);
         // No word of the query is in the notes: only meaning can find something.
@@ -51,7 +49,6 @@ impl MemoryIndex {
             index: self,
             query,
             today,
-            wants: wants.filter(|_| self.ranking.answer_type_boost > 0.0),
             words,
         };
         let mut ranked: Vec<Ranked> = Vec::new();
@@ -108,7 +105,7 @@ impl MemoryIndex {
         // when an embedding model is in use.
         let mut close = match self.ranking.meaning_similarity {
             Some(least) if weak => self
-                .closest_lines(&search.words, search.wants, least, limit)
+                .closest_lines(&search.words, least, limit)
                 .into_iter()
                 .filter_map(|close| self.close_hit(close))
                 .collect(),
@@ -249,18 +246,14 @@ struct Search<'a> {
     query: Query,
     /// Today, for the optional half-life decay.
     today: Option<i64>,
-    /// What the query asks for, when the answer-type boost is on.
-    wants: Option<Wants>,
-    /// The query's words as the analyzer sees them (not stemmed): what a window must hold
-    /// besides them to hold an answer.
+    /// The query's words as the analyzer sees them (not stemmed), for its meaning.
     words: Vec<String>,
 }
 
 impl Search<'_> {
     /// Ranks the best few windows of one candidate chunk (a bullet with its continuation, a
     /// short paragraph, a directive) into `out`. A window scores the query weight (IDF) it
-    /// holds times the factors of [`rank`](super::rank); its chunk's query weight `held`
-    /// breaks ties.
+    /// holds; its chunk's query weight `held` breaks ties.
     fn rank_windows(
         &self,
         file: &IndexedFile,
@@ -295,25 +288,9 @@ impl Search<'_> {
                 continue;
             }
             let (first, last) = (range.start + start, range.start + end);
-            let answers = match self.wants {
-                Some(Wants::Directive) => (first..=last)
-                    .filter(|&i| lines[i - range.start].mask != 0)
-                    .any(|i| file.directives.binary_search(&i).is_ok()),
-                Some(wants) => {
-                    (first..=last).any(|i| answer::holds(wants, file.line(i), &self.words))
-                }
-                None => false,
-            };
-            let answer_type = if answers {
-                1.0 + ranking.answer_type_boost
-            } else {
-                1.0
-            };
             let present = positions_in(file, first, last, &query.terms);
-            let relevance = value
-                * coverage_factor(ranking, covered)
-                * proximity_factor(ranking, &present)
-                * answer_type;
+            let relevance =
+                value * coverage_factor(ranking, covered) * proximity_factor(ranking, &present);
             // Every matching line of the window holds a replaced fact.
             let replaced = !file.superseded.is_empty()
                 && (first..=last)

@@ -37,7 +37,7 @@ use crate::store::{FileStamp, MemoryStore};
 /// First bytes of every index file.
 const MAGIC: &[u8; 8] = b"OCMEMIDX";
 /// Bumped by hand when the layout changes in a way the build identity would not show.
-const FORMAT_VERSION: u32 = 5;
+const FORMAT_VERSION: u32 = 6;
 /// Where the checksum sits: after the magic, the version and the build identity.
 const CHECKSUM_AT: usize = 8 + 4 + 32;
 /// The fixed header: the above, the checksum and the file's length.
@@ -120,7 +120,6 @@ struct FileEntryRef<'a> {
     terms: u64,
     chunks: &'a [u32],
     superseded: &'a [usize],
-    directives: &'a [usize],
 }
 
 #[derive(serde::Deserialize)]
@@ -132,7 +131,6 @@ struct FileEntry {
     terms: u64,
     chunks: Vec<u32>,
     superseded: Vec<usize>,
-    directives: Vec<usize>,
 }
 
 /// The table: everything small, decoded whole.
@@ -272,7 +270,6 @@ impl MemoryIndex {
                         terms: f.terms.len() as u64,
                         chunks: &f.chunks,
                         superseded: &f.superseded,
-                        directives: &f.directives,
                     }
                 })
             })
@@ -624,7 +621,6 @@ impl Area<'_> {
             terms,
             term_starts,
             superseded: entry.superseded,
-            directives: entry.directives,
         })
     }
 }
@@ -727,7 +723,6 @@ impl IndexedFile {
             && self.term_starts.len() == lines + 1
             && self.chunks.iter().all(|&c| (c as usize) < chunks)
             && self.superseded.iter().all(|&i| i < lines)
-            && self.directives.iter().all(|&i| i < lines)
     }
 }
 
