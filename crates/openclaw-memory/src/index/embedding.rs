@@ -337,7 +337,7 @@ fn quantize(values: &[f32], out: &mut Vec<i8>) -> f32 {
     scale
 }
 
-/// One quantized vector per word of the index's vocabulary, in the lexicon's order, so a
+/// One vector per word of the index's vocabulary, in the lexicon's order, so a
 /// growing vocabulary is extended rather than recomputed. A word's vector is the sum of its
 /// pieces' rows, lengths kept, as a text's embedding adds them up.
 #[derive(Debug)]
@@ -400,45 +400,82 @@ impl VocabularyVectors {
         }
     }
 
-    /// Cosine similarity of `query` (a unit vector) to each term, indexed by term id (`terms`
-    /// long): the best of the term's words. 0 for a term with no word the model can spell.
-    pub fn term_similarities(&self, query: &[f32], terms: usize) -> Vec<f32> {
-        let mut out = vec![0.0_f32; terms];
+    /// How close each term is to `query` (a unit vector), indexed by term id (`terms` long), in
+    /// one pass over the vocabulary.
+    pub fn term_closeness(&self, query: &[f32], terms: usize) -> TermCloseness {
+        let mut out = TermCloseness {
+            similarity: vec![0.0; terms],
+            dot: vec![0.0; terms],
+            length_sq: vec![0.0; terms],
+        };
         for (i, row) in self.vectors.chunks_exact(query.len()).enumerate() {
-            let Some(slot) = out.get_mut(self.terms[i] as usize) else {
-                continue;
-            };
-            if self.lengths[i] <= f32::EPSILON {
+            let term = self.terms[i] as usize;
+            if term >= terms || self.lengths[i] <= f32::EPSILON {
                 continue;
             }
-            let dot: f32 = row.iter().zip(query).map(|(&r, &q)| f32::from(r) * q).sum();
-            *slot = slot.max(dot * self.scales[i] / self.lengths[i]);
+            let dot = self.scales[i]
+                * row
+                    .iter()
+                    .zip(query)
+                    .map(|(&r, q)| f32::from(r) * q)
+                    .sum::<f32>();
+            out.similarity[term] = out.similarity[term].max(dot / self.lengths[i]);
+            if self.first_word.get(term) == u32::try_from(i).ok().as_ref() {
+                out.dot[term] = dot;
+                out.length_sq[term] = self.lengths[i] * self.lengths[i];
+            }
         }
         out
     }
 
     /// Cosine similarity of `query` (a unit vector) to a line holding `terms`: the line's
     /// vector is the sum of its terms' (each occurrence counted), as model2vec embeds a text.
-    /// 0 when the model can spell none of them.
-    pub fn line_similarity(&self, query: &[f32], terms: &[TermId]) -> f32 {
-        let mut sum = vec![0.0_f32; query.len()];
+    /// 0 when the model can spell none of them. `sum` is scratch space, as long as `query`, so
+    /// scoring many lines allocates nothing.
+    pub fn line_similarity(&self, query: &[f32], terms: &[TermId], sum: &mut [f32]) -> f32 {
+        let dim = query.len();
+        let sum = &mut sum[..dim];
+        sum.fill(0.0);
         for &term in terms {
             let Some(&word) = self.first_word.get(term as usize) else {
                 continue;
             };
-            let Some(row) = self
-                .vectors
-                .get(word as usize * query.len()..(word as usize + 1) * query.len())
-            else {
+            let (Some(row), Some(&scale)) = (
+                self.vectors
+                    .get(word as usize * dim..(word as usize + 1) * dim),
+                self.scales.get(word as usize),
+            ) else {
                 continue;
             };
-            let scale = self.scales[word as usize];
             for (s, &r) in sum.iter_mut().zip(row) {
                 *s += f32::from(r) * scale;
             }
         }
-        normalized(sum).map_or(0.0, |line| line.iter().zip(query).map(|(l, q)| l * q).sum())
+        let (mut dot, mut norm) = (0.0_f32, 0.0_f32);
+        for (s, q) in sum.iter().zip(query) {
+            dot += s * q;
+            norm += s * s;
+        }
+        if norm <= f32::EPSILON {
+            0.0
+        } else {
+            dot / norm.sqrt()
+        }
     }
+}
+
+/// How close each term of the vocabulary is to a query (see
+/// [`VocabularyVectors::term_closeness`]), indexed by term id.
+#[derive(Debug)]
+pub struct TermCloseness {
+    /// Cosine similarity of the term's closest word; 0 for a term with no word the model can
+    /// spell.
+    pub similarity: Vec<f32>,
+    /// Dot product of the query with the vector a line holding the term adds up (its first
+    /// word's).
+    pub dot: Vec<f32>,
+    /// That vector's squared length.
+    pub length_sq: Vec<f32>,
 }
 
 /// A tiny model for tests.
@@ -513,7 +550,7 @@ mod tests {
         table.extend([("medical", 0), ("car", 1), ("medic", 0), ("xyz", 2)].into_iter());
         assert_eq!(table.len(), 4);
         let query = model.vector("doctor").unwrap();
-        let similarity = table.term_similarities(&query, 4);
+        let similarity = table.term_closeness(&query, 4).similarity;
         assert!(similarity[0] > 0.95, "{similarity:?}");
         assert!(similarity[1] < 0.3, "{similarity:?}");
         // A word the model cannot spell, and a term with no word, are at 0.
@@ -530,7 +567,7 @@ mod tests {
             .into_iter(),
         );
         assert_eq!(table.len(), 5);
-        assert!(table.term_similarities(&query, 4)[3] > 0.99);
+        assert!(table.term_closeness(&query, 4).similarity[3] > 0.99);
     }
 
     #[test]
@@ -551,13 +588,15 @@ mod tests {
             (vec![1, 2, 2], vec!["car", "medical", "medical"]),
             (vec![1, 3], vec!["car"]),
         ] {
-            let got = table.line_similarity(&query, &terms);
+            let got = table.line_similarity(&query, &terms, &mut [0.0; 2]);
             let want = cosine(&words);
             assert!((got - want).abs() < 0.01, "{words:?}: {got} against {want}");
         }
-        assert!(table.line_similarity(&query, &[0, 1]) > table.line_similarity(&query, &[1]));
+        let mut sum = [0.0; 2];
+        let both = table.line_similarity(&query, &[0, 1], &mut sum);
+        assert!(both > table.line_similarity(&query, &[1], &mut sum));
         // Nothing the model can spell, or terms it never saw: no closeness at all.
-        assert!(table.line_similarity(&query, &[3, 9]).abs() < f32::EPSILON);
+        assert!(table.line_similarity(&query, &[3, 9], &mut sum).abs() < f32::EPSILON);
     }
 
     #[test]
