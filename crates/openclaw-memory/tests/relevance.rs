@@ -603,14 +603,11 @@ fn ablation_table() -> anyhow::Result<()> {
         .iter()
         .map(|s| labels(s))
         .collect::<anyhow::Result<_>>()?;
-    let configurations = [
-        ("with the embedding model", word_model()),
-        ("words only", None),
-    ];
+    let mut configurations = vec![("words only", None)];
+    if let Some(model) = word_model() {
+        configurations.insert(0, ("with the embedding model", Some(model)));
+    }
     for (configuration, model) in configurations {
-        if configuration != "words only" && model.is_none() {
-            continue;
-        }
         let run = |options: RankOptions| -> anyhow::Result<Vec<Measured>> {
             sets.iter()
                 .zip(&labels)
@@ -640,9 +637,6 @@ fn ablation_table() -> anyhow::Result<()> {
         for (name, switch) in ABLATIONS {
             let mut options = RankOptions::default();
             switch(&mut options);
-            if options == RankOptions::default() {
-                continue;
-            }
             row(&mut out, name, &run(options)?);
         }
         eprintln!("{out}");

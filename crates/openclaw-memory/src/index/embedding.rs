@@ -206,17 +206,11 @@ impl WordModel {
         Some(out)
     }
 
-    /// The unit vector of one word as the analyzer gives it (lowercase, letters and digits):
-    /// the mean of its pieces' rows, normalized. `None` for a word the model cannot spell.
-    /// Accented words are looked up as written; the tokenizer would strip the accents, so a
-    /// few of them find no pieces and have no vector.
-    pub fn vector(&self, word: &str) -> Option<Vec<f32>> {
-        self.text_vector(std::slice::from_ref(&word))
-    }
-
-    /// The unit vector of several words together (a query's): the mean of all their pieces'
-    /// rows, as model2vec embeds a text. Words the model cannot spell are left out; `None`
-    /// when none is left.
+    /// The unit vector of several words together (a query's), each as the analyzer gives it
+    /// (lowercase, letters and digits): the mean of all their pieces' rows, as model2vec embeds
+    /// a text. Words the model cannot spell are left out; `None` when none is left. Accented
+    /// words are looked up as written; the tokenizer would strip the accents, so a few of them
+    /// find no pieces.
     pub fn text_vector(&self, words: &[impl AsRef<str>]) -> Option<Vec<f32>> {
         let mut sum = vec![0.0_f32; self.dim];
         for word in words {
@@ -225,12 +219,12 @@ impl WordModel {
         normalized(sum)
     }
 
-    /// Adds the rows of `word`'s pieces to `sum`; false (and nothing added) when the model
-    /// cannot spell it. The rows keep their lengths: a potion model weights a piece by how
-    /// telling it is through its row's length, so a sum of rows is a weighted mean.
-    fn add_pieces(&self, word: &str, sum: &mut [f32]) -> bool {
+    /// Adds the rows of `word`'s pieces to `sum`; nothing when the model cannot spell it. The
+    /// rows keep their lengths: a potion model weights a piece by how telling it is through its
+    /// row's length, so a sum of rows is a weighted mean.
+    fn add_pieces(&self, word: &str, sum: &mut [f32]) {
         let Some(pieces) = self.pieces(word) else {
-            return false;
+            return;
         };
         for id in pieces {
             let (row, scale) = (
@@ -241,7 +235,6 @@ impl WordModel {
                 *s += f32::from(r) * scale;
             }
         }
-        true
     }
 }
 
@@ -420,7 +413,8 @@ impl VocabularyVectors {
                     .map(|(&r, q)| f32::from(r) * q)
                     .sum::<f32>();
             out.similarity[term] = out.similarity[term].max(dot / self.lengths[i]);
-            if self.first_word.get(term) == u32::try_from(i).ok().as_ref() {
+            // `first_word` covers every term of `terms`, and `i` is below u32::MAX (`extend`).
+            if self.first_word[term] as usize == i {
                 out.dot[term] = dot;
                 out.length_sq[term] = self.lengths[i] * self.lengths[i];
             }
@@ -538,7 +532,7 @@ mod tests {
         assert_eq!(model.pieces("medical"), Some(vec![3, 4]));
         assert_eq!(model.pieces("doctors"), None);
         assert_eq!(model.pieces(""), None);
-        let v = model.vector("doctor").unwrap();
+        let v = model.text_vector(&["doctor"]).unwrap();
         assert!((v.iter().map(|x| x * x).sum::<f32>() - 1.0).abs() < 1e-5);
     }
 
@@ -549,7 +543,7 @@ mod tests {
         let mut table = VocabularyVectors::new(Arc::clone(&model));
         table.extend([("medical", 0), ("car", 1), ("medic", 0), ("xyz", 2)].into_iter());
         assert_eq!(table.len(), 4);
-        let query = model.vector("doctor").unwrap();
+        let query = model.text_vector(&["doctor"]).unwrap();
         let similarity = table.term_closeness(&query, 4).similarity;
         assert!(similarity[0] > 0.95, "{similarity:?}");
         assert!(similarity[1] < 0.3, "{similarity:?}");
@@ -576,7 +570,7 @@ mod tests {
         let model = Arc::new(tiny(dir.path()));
         let mut table = VocabularyVectors::new(Arc::clone(&model));
         table.extend([("doctor", 0), ("car", 1), ("medical", 2), ("xyz", 3)].into_iter());
-        let query = model.vector("doctor").unwrap();
+        let query = model.text_vector(&["doctor"]).unwrap();
         let cosine = |words: &[&str]| -> f32 {
             let line = model.text_vector(words).unwrap();
             line.iter().zip(&query).map(|(l, q)| l * q).sum()
