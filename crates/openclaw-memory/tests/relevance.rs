@@ -1,11 +1,11 @@
 //! Measured relevance of the local search on the labelled sets under `tests/fixtures/`: the
 //! tuned set `relevance/` (generated workspace and queries with graded line spans; see its
-//! `generate.py`) and, when present, the held-out set `relevance-holdout/`, written separately
-//! and never tuned on. Each set is scored for our ranking and, in the same run, for plain BM25
+//! `generate.py`), the held-out set `relevance-holdout/` and the second held-out set
+//! `relevance-holdout-2/`, each written separately and never tuned on. Each set is scored for our ranking and, in the same run, for plain BM25
 //! over 20-line chunks (the baseline any ranking must beat). Prints nDCG@5, recall@5 and MRR
 //! overall and per kind of query, how often a superseded fact outranks the current one, and
 //! how many hits no-answer queries get. Per-query misses are printed for the tuned set only:
-//! the held-out set's per-query results are not looked at, only its totals.
+//! the held-out sets' per-query results are not looked at, only their totals.
 //!
 //! `RELEVANCE_SET=DIR` scores another set in the same format (`DIR/workspace`,
 //! `DIR/queries.json`) as a held-out set. `cargo test -p openclaw-memory --test relevance --
@@ -514,43 +514,66 @@ const ABLATIONS: &[(&str, Switch)] = &[
 
 /// What a set must score. Issue 14's targets are nDCG@5 ≥ 0.88, recall@5 ≥ 0.93, a superseded
 /// fact above the current one in ≤ 5 % of change-over-time queries, and nDCG@5 ≥ BM25 + 0.05,
-/// on both sets. Only the BM25 margin is reached on both; the others are regression floors a
-/// little below what each set measured, words only and with the embedding model (tuned 0.678 /
-/// 0.694 / 0 of 22 and 0.747 / 0.774 / 0 of 22; held-out 0.519 / 0.529 / 2 of 14 and 0.617 /
-/// 0.647 / 2 of 14), so the test fails if the ranking gets worse, not because a target is
-/// unmet.
+/// on every set. The BM25 margin is reached on the first two sets; the others are regression
+/// floors a little below what each set measured, words only and with the embedding model (tuned
+/// 0.678 / 0.694 / 0 of 22 and 0.747 / 0.774 / 0 of 22; held-out 0.519 / 0.529 / 2 of 14 and
+/// 0.617 / 0.647 / 2 of 14), so the test fails if the ranking gets worse, not because a target
+/// is unmet.
 #[derive(Debug)]
 struct Floors {
     ndcg: f64,
     recall: f64,
     superseded_rate: f64,
+    /// Least nDCG@5 over plain BM25 on the same set.
+    bm25_margin: f64,
 }
 
 const TUNED_FLOORS: Floors = Floors {
     ndcg: 0.67,
     recall: 0.68,
     superseded_rate: 0.05,
+    bm25_margin: BM25_MARGIN,
 };
 
 const TUNED_EMBEDDED_FLOORS: Floors = Floors {
     ndcg: 0.74,
     recall: 0.76,
     superseded_rate: 0.05,
+    bm25_margin: BM25_MARGIN,
 };
 
 const HELD_OUT_FLOORS: Floors = Floors {
     ndcg: 0.51,
     recall: 0.52,
     superseded_rate: 0.15,
+    bm25_margin: BM25_MARGIN,
 };
 
 const HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     ndcg: 0.60,
     recall: 0.63,
     superseded_rate: 0.15,
+    bm25_margin: BM25_MARGIN,
 };
 
-/// Issue 14's target margin over plain BM25, reached on both sets.
+/// The second held-out set, measured once when it was added (words only 0.643 / 0.657 / 0 of 23,
+/// +0.042 over BM25; with the model 0.668 / 0.685 / 0 of 23, +0.067). Words only it misses
+/// the issue's +0.05 margin, so its floor there is a regression floor like the others.
+const SECOND_HELD_OUT_FLOORS: Floors = Floors {
+    ndcg: 0.63,
+    recall: 0.64,
+    superseded_rate: 0.05,
+    bm25_margin: 0.03,
+};
+
+const SECOND_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
+    ndcg: 0.66,
+    recall: 0.67,
+    superseded_rate: 0.05,
+    bm25_margin: BM25_MARGIN,
+};
+
+/// Issue 14's target margin over plain BM25.
 const BM25_MARGIN: f64 = 0.05;
 
 fn check(ours: &Measured, baseline: &Measured, floors: &Floors) {
@@ -567,7 +590,7 @@ fn check(ours: &Measured, baseline: &Measured, floors: &Floors) {
     );
     let margin = ndcg - baseline.overall.mean().0;
     assert!(
-        margin >= BM25_MARGIN,
+        margin >= floors.bm25_margin,
         "nDCG@5 is only {margin:+.3} over plain BM25"
     );
     let superseded_rate = ours.superseded_rate();
@@ -591,17 +614,27 @@ fn held_out() -> PathBuf {
     std::env::var_os("RELEVANCE_SET").map_or_else(|| fixtures("relevance-holdout"), PathBuf::from)
 }
 
-/// Every component off in turn, nDCG@5 on both sets (totals only), with the embedding model
-/// and words only. Run with `RELEVANCE_ABLATION=1`; the tables go into BENCHMARKS.md.
+/// The second held-out set, written in issue 14's fourth round by someone who had read neither
+/// the ranking code nor the other two sets.
+fn second_held_out() -> PathBuf {
+    fixtures("relevance-holdout-2")
+}
+
+/// Every component off in turn, nDCG@5 on every set (totals only, overall and per kind), with
+/// the embedding model and words only. Run with `RELEVANCE_ABLATION=1`; the tables go into
+/// BENCHMARKS.md.
 #[test]
 fn ablation_table() -> anyhow::Result<()> {
     if std::env::var_os("RELEVANCE_ABLATION").is_none() {
         return Ok(());
     }
-    let sets = [fixtures("relevance"), held_out()];
+    let mut sets = vec![("tuned", fixtures("relevance")), ("held-out", held_out())];
+    if second_held_out().join("queries.json").is_file() {
+        sets.push(("second held-out", second_held_out()));
+    }
     let labels: Vec<Value> = sets
         .iter()
-        .map(|s| labels(s))
+        .map(|(_, s)| labels(s))
         .collect::<anyhow::Result<_>>()?;
     let mut configurations = vec![("words only", None)];
     if let Some(model) = word_model() {
@@ -611,27 +644,51 @@ fn ablation_table() -> anyhow::Result<()> {
         let run = |options: RankOptions| -> anyhow::Result<Vec<Measured>> {
             sets.iter()
                 .zip(&labels)
-                .map(|(s, l)| ours(s, l, options, model.clone()))
+                .map(|((_, s), l)| ours(s, l, options, model.clone()))
                 .collect()
         };
         let full = run(RankOptions::default())?;
-        let mut out = format!(
-            "{configuration}:\n\n| component | tuned nDCG@5 | Δ | held-out nDCG@5 | Δ | stale \
-             (tuned, held-out) | no-answer hits (tuned, held-out) |\n\
-             |---|---:|---:|---:|---:|---:|---:|\n",
+        let names: Vec<&str> = sets.iter().map(|(name, _)| *name).collect();
+        let mut out = format!("{configuration}:\n\n| component |");
+        for name in &names {
+            let _ = write!(out, " {name} nDCG@5 | Δ |");
+        }
+        let _ = writeln!(
+            out,
+            " stale ({}) | no-answer hits ({}) |",
+            names.join(", "),
+            names.join(", ")
         );
+        out.push_str(&"|---".repeat(1 + 2 * names.len() + 2));
+        out.push_str("|\n");
+        let columns = 2 * names.len() + 2;
         let row = |out: &mut String, name: &str, m: &[Measured]| {
-            let (t, h) = (m[0].overall.mean().0, m[1].overall.mean().0);
-            let _ = writeln!(
-                out,
-                "| {name} | {t:.3} | {:+.3} | {h:.3} | {:+.3} | {}, {} | {:.2}, {:.2} |",
-                t - full[0].overall.mean().0,
-                h - full[1].overall.mean().0,
-                m[0].superseded_first,
-                m[1].superseded_first,
-                m[0].no_answer_average(),
-                m[1].no_answer_average()
-            );
+            let _ = write!(out, "| {name} |");
+            for (measured, whole) in m.iter().zip(&full) {
+                let (ndcg, base) = (measured.overall.mean().0, whole.overall.mean().0);
+                let _ = write!(out, " {ndcg:.3} | {:+.3} |", ndcg - base);
+            }
+            let stale: Vec<String> = m.iter().map(|x| x.superseded_first.to_string()).collect();
+            let hits: Vec<String> = m
+                .iter()
+                .map(|x| format!("{:.2}", x.no_answer_average()))
+                .collect();
+            let _ = writeln!(out, " {} | {} |", stale.join(", "), hits.join(", "));
+            // Per kind too (totals, as for the whole set): a component can help one kind and
+            // cost another, as the current-fact groups do exact lookups on the held-out set.
+            for (set, measured) in names.iter().zip(m) {
+                let kinds: Vec<String> = measured
+                    .kinds
+                    .iter()
+                    .map(|(kind, sums)| format!("{kind} {:.3}", sums.mean().0))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "|   {set} per kind: {} |{}",
+                    kinds.join(", "),
+                    "|".repeat(columns)
+                );
+            }
         };
         row(&mut out, "everything on", &full);
         for (name, switch) in ABLATIONS {
@@ -672,6 +729,19 @@ fn held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
         &format!("held-out set ({})", set.display()),
         &e,
         floors,
+        false,
+    );
+    Ok(())
+}
+
+/// The second held-out set: totals only, against the baseline from the same run.
+#[test]
+fn second_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
+    let e = evaluate(&second_held_out())?;
+    report(
+        "second held-out set (tests/fixtures/relevance-holdout-2)",
+        &e,
+        Some((&SECOND_HELD_OUT_FLOORS, &SECOND_HELD_OUT_EMBEDDED_FLOORS)),
         false,
     );
     Ok(())
