@@ -8,9 +8,10 @@ use crate::paths::MemoryPath;
 /// is not one: "Maya no longer drives the Subaru; she has a Kia" states the new fact.
 const REPLACED_MARKERS: &[&str] = &["superseded", "outdated", "obsolete"];
 
-/// Whether a line carries a replaced-fact marker: `~~struck~~` text, or a bracketed marker.
+/// Whether a line carries a replaced-fact marker: struck-through text with nothing live beside
+/// it, or a bracketed marker.
 fn marked_replaced(line: &str) -> bool {
-    if line.matches("~~").count() >= 2 {
+    if line.matches("~~").count() >= 2 && !states_beside_struck(line) {
         return true;
     }
     // No allocation: every line of every note passes here during an index build.
@@ -22,6 +23,25 @@ fn marked_replaced(line: &str) -> bool {
                 .is_some_and(|head| head.eq_ignore_ascii_case(m.as_bytes()))
         })
     })
+}
+
+/// Whether a line with struck-through text still states something outside it: "- Phone: Pixel
+/// 8 (~~iPhone 12~~)" and "- ~~Laptop: ThinkPad~~ Framework 13" state the current value beside
+/// the old one, while "- ~~Gym: Crossfit North~~" and "- Gym: ~~Crossfit North~~" (only a label
+/// left) state nothing current.
+fn states_beside_struck(line: &str) -> bool {
+    // Outside the struck spans: the pieces between them at even positions.
+    let unstruck: String = line
+        .split("~~")
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 0)
+        .map(|(_, piece)| piece)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let stated = unstruck
+        .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '-' | '*' | '+'))
+        .trim_end_matches(|c: char| !c.is_alphanumeric() && c != ':');
+    !stated.is_empty() && !stated.ends_with(':')
 }
 
 /// The lines of a file that hold replaced facts: in `USER.md` files, the superseded
@@ -61,7 +81,8 @@ mod tests {
 
     #[test]
     fn struck_and_bracketed_markers_mark_a_replaced_fact() {
-        assert!(marked_replaced("- ~~Laptop: ThinkPad~~ Framework 13"));
+        assert!(marked_replaced("- ~~Laptop: ThinkPad~~"));
+        assert!(marked_replaced("- **Gym:** ~~Crossfit North~~"));
         assert!(marked_replaced("- Gym: Crossfit North (superseded)"));
         assert!(marked_replaced("- Bank: Chase [Outdated]"));
         assert!(!marked_replaced(
@@ -69,6 +90,15 @@ mod tests {
         ));
         assert!(!marked_replaced(
             "- Bank: BECU (replaced Chase in February)."
+        ));
+    }
+
+    #[test]
+    fn a_line_stating_the_new_value_beside_the_struck_old_one_is_current() {
+        assert!(!marked_replaced("- ~~Laptop: ThinkPad~~ Framework 13"));
+        assert!(!marked_replaced("- Phone: Pixel 8 (~~iPhone 12~~)"));
+        assert!(!marked_replaced(
+            "- Carrier: ~~Telstra~~ → Optus, since March."
         ));
     }
 }
