@@ -1,9 +1,10 @@
 //! Which fact is current. Windows that hold the same query words state something about the
 //! same subject; when several do, they are one group, and the group's places in the ranking
-//! go to its members newest note first (curated files, which hold the current state, count
-//! as newest), a fact the notes mark as replaced after every one that is not. No score
-//! threshold decides it: relevance says which subjects make the page, dates say which
-//! statement of a subject comes first.
+//! go to its members newest note first, a fact the notes mark as replaced after every one
+//! that is not. A curated file (MEMORY.md, USER.md) has no date: it holds the state as of the
+//! newest note, so it counts as new as the group's newest dated statement, and between the two
+//! relevance decides. No score threshold decides it: relevance says which subjects make the
+//! page, dates say which statement of a subject comes first.
 
 /// What ordering within a group needs to know of one ranked window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,8 +13,8 @@ pub struct Fact {
     pub subject: u64,
     /// Every query term the window holds.
     pub terms: u64,
-    /// The note's day; `i64::MAX` for undated, curated files.
-    pub day: i64,
+    /// The note's day; `None` for undated, curated files.
+    pub day: Option<i64>,
     /// Every matching line of the window is marked replaced (superseded, struck through).
     pub replaced: bool,
 }
@@ -51,8 +52,14 @@ pub fn newest_first<T>(
         let places: Vec<usize> = (first..facts.len())
             .filter(|&i| !done[i] && same(&facts[first], &facts[i]))
             .collect();
+        // A curated statement is as new as the newest dated one beside it. (Counted newest of
+        // all, it took the first place from the note that states a fact in full, however much
+        // better that note matched: 0.028 nDCG@5 lower on the tuned set, the same on both
+        // held-out sets.)
+        let newest = places.iter().filter_map(|&i| facts[i].day).max();
+        let day = |i: usize| facts[i].day.or(newest);
         let mut members = places.clone();
-        members.sort_by_key(|&i| (facts[i].replaced, std::cmp::Reverse(facts[i].day), i));
+        members.sort_by_key(|&i| (facts[i].replaced, std::cmp::Reverse(day(i)), i));
         for (&place, &member) in places.iter().zip(&members) {
             order[place] = member;
             done[place] = true;
@@ -68,7 +75,7 @@ mod tests {
 
     use super::*;
 
-    fn f(subject: u64, day: i64, replaced: bool) -> Fact {
+    fn f(subject: u64, day: Option<i64>, replaced: bool) -> Fact {
         Fact {
             subject,
             terms: subject,
@@ -77,21 +84,40 @@ mod tests {
         }
     }
 
+    fn order(items: Vec<(&'static str, Fact)>) -> Vec<&'static str> {
+        newest_first(items, |(_, fact)| *fact, |a, b| a.subject == b.subject)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
+    }
+
     #[test]
     fn a_group_takes_its_places_newest_first_and_others_stay() {
-        // (name, fact): two statements of subject 0b11, one of 0b01, a replaced one.
+        // Two dated statements of subject 0b11, one of 0b01, a replaced curated one, and a
+        // curated one: as new as the newest dated statement, and matching less well.
         let items = vec![
-            ("old", f(0b11, 10, false)),
-            ("other", f(0b01, 5, false)),
-            ("new", f(0b11, 20, false)),
-            ("struck", f(0b11, i64::MAX, true)),
-            ("curated", f(0b11, i64::MAX, false)),
+            ("old", f(0b11, Some(10), false)),
+            ("other", f(0b01, Some(5), false)),
+            ("new", f(0b11, Some(20), false)),
+            ("struck", f(0b11, None, true)),
+            ("curated", f(0b11, None, false)),
         ];
-        let names: Vec<&str> =
-            newest_first(items, |(_, fact)| *fact, |a, b| a.subject == b.subject)
-                .into_iter()
-                .map(|(n, _)| n)
-                .collect();
-        assert_eq!(names, ["curated", "other", "new", "old", "struck"]);
+        assert_eq!(order(items), ["new", "other", "curated", "old", "struck"]);
+    }
+
+    #[test]
+    fn a_curated_statement_ties_with_the_newest_note_and_relevance_decides() {
+        let items = vec![
+            ("old", f(0b11, Some(10), false)),
+            ("curated", f(0b11, None, false)),
+            ("new", f(0b11, Some(20), false)),
+        ];
+        assert_eq!(order(items), ["curated", "new", "old"]);
+        // Only curated statements: their order is the ranking's.
+        let items = vec![
+            ("memory", f(0b11, None, false)),
+            ("user", f(0b11, None, false)),
+        ];
+        assert_eq!(order(items), ["memory", "user"]);
     }
 }

@@ -229,11 +229,8 @@ impl MemoryIndex {
         Fact {
             subject: key.map_or(0, |q| 1 << q),
             terms: mask,
-            // Curated files (MEMORY.md, USER.md) hold the current state: newest of all.
-            day: self.files[file as usize]
-                .as_ref()
-                .and_then(|f| f.day)
-                .unwrap_or(i64::MAX),
+            // Curated files (MEMORY.md, USER.md) have none.
+            day: self.files[file as usize].as_ref().and_then(|f| f.day),
             replaced: r.replaced,
         }
     }
