@@ -96,7 +96,7 @@ struct IndexedFile {
     terms: Ids,
     term_starts: Ids,
     /// Lines holding a fact the notes mark as replaced: superseded `USER.md` directives and
-    /// struck-through text. Sorted, 0-based.
+    /// struck-through text with nothing current beside it. Sorted, 0-based.
     superseded: Vec<usize>,
 }
 

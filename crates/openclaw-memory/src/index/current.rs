@@ -1,10 +1,11 @@
 //! Which fact is current. Windows that hold the same query words state something about the
 //! same subject; when several do, they are one group, and the group's places in the ranking
 //! go to its members newest note first, a fact the notes mark as replaced after every one
-//! that is not. A curated file (MEMORY.md, USER.md) has no date: it holds the state as of the
-//! newest note, so it counts as new as the group's newest dated statement, and between the two
-//! relevance decides. No score threshold decides it: relevance says which subjects make the
-//! page, dates say which statement of a subject comes first.
+//! that is not. An undated file (the curated MEMORY.md and USER.md, a note without a date in
+//! its name) holds the state as of the newest note, so it counts as new as the group's newest
+//! dated statement, and between the two relevance decides. No score threshold decides it:
+//! relevance says which subjects make the page, dates say which statement of a subject comes
+//! first.
 
 /// What ordering within a group needs to know of one ranked window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,7 +14,7 @@ pub struct Fact {
     pub subject: u64,
     /// Every query term the window holds.
     pub terms: u64,
-    /// The note's day; `None` for undated, curated files.
+    /// The note's day; `None` for undated files (the curated ones, notes named without a date).
     pub day: Option<i64>,
     /// Every matching line of the window is marked replaced (superseded, struck through).
     pub replaced: bool,
@@ -36,7 +37,8 @@ pub fn same_subject(a: &Fact, b: &Fact, idf: impl Fn(u64) -> f32) -> bool {
 const MAJORITY: f32 = 0.5;
 
 /// Reorders `items` (best first) so that within each group of the same subject the newest
-/// statement takes the group's best place. Items keep their places otherwise.
+/// statement takes the group's best place, an undated one as new as the newest dated one, and
+/// replaced facts the last places. Items keep their places otherwise.
 pub fn newest_first<T>(
     items: Vec<T>,
     fact: impl Fn(&T) -> Fact,

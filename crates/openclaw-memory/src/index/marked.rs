@@ -1,5 +1,6 @@
-//! Which lines of a note hold a fact the notes mark as replaced (struck through, "(superseded)",
-//! a superseded `USER.md` directive): read once per file while it is prepared for the index.
+//! Which lines of a note hold a fact the notes mark as replaced (struck through with nothing
+//! current beside it, "(superseded)", a superseded `USER.md` directive): read once per file
+//! while it is prepared for the index.
 
 use crate::paths::MemoryPath;
 
@@ -14,7 +15,8 @@ fn marked_replaced(line: &str) -> bool {
     if line.matches("~~").count() >= 2 && !states_beside_struck(line) {
         return true;
     }
-    // No allocation: every line of every note passes here during an index build.
+    // No allocation (the check above allocates only for a line holding `~~` twice): every line
+    // of every note passes here during an index build.
     line.match_indices(['(', '[']).any(|(i, _)| {
         let after = line[i + 1..].trim_start().as_bytes();
         REPLACED_MARKERS.iter().any(|m| {
@@ -27,26 +29,59 @@ fn marked_replaced(line: &str) -> bool {
 
 /// Whether a line with struck-through text still states something outside it: "- Phone: Pixel
 /// 8 (~~iPhone 12~~)" and "- ~~Laptop: ThinkPad~~ Framework 13" state the current value beside
-/// the old one, while "- ~~Gym: Crossfit North~~" and "- Gym: ~~Crossfit North~~" (only a label
-/// left) state nothing current.
+/// the old one, while "- ~~Gym: Crossfit North~~", "- Gym: ~~Crossfit North~~" (only a label
+/// left) and "- ~~Gym: Crossfit North~~ (cancelled in May)" (only a remark) state nothing
+/// current.
 fn states_beside_struck(line: &str) -> bool {
-    // Outside the struck spans: the pieces between them at even positions.
-    let unstruck: String = line
-        .split("~~")
-        .enumerate()
-        .filter(|(i, _)| i % 2 == 0)
-        .map(|(_, piece)| piece)
-        .collect::<Vec<_>>()
-        .join(" ");
-    let stated = unstruck
-        .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '-' | '*' | '+'))
-        .trim_end_matches(|c: char| !c.is_alphanumeric() && c != ':');
-    !stated.is_empty() && !stated.ends_with(':')
+    // Outside the struck spans: every other piece between the `~~`s, and the last piece when a
+    // `~~` is left unclosed (it is then shown as it is, not struck).
+    let pieces: Vec<&str> = line.split("~~").collect();
+    let unclosed = pieces.len().is_multiple_of(2);
+    let mut unstruck = String::new();
+    for (i, piece) in pieces.iter().enumerate() {
+        if i.is_multiple_of(2) || unclosed && i == pieces.len() - 1 {
+            unstruck.push_str(piece);
+            unstruck.push(' ');
+        }
+    }
+    let list_marker = |c: char| c.is_whitespace() || matches!(c, '-' | '*' | '+' | '>');
+    let mut listed = unstruck.trim_start_matches(list_marker);
+    // An ordered list's "12." or "3)".
+    let digits = listed.len()
+        - listed
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .len();
+    if digits > 0 && listed[digits..].starts_with(['.', ')']) {
+        listed = &listed[digits + 1..];
+    }
+    // Remarks in brackets say something about a value, not the value: "(cancelled in May)",
+    // and the "()" left where the old value was struck. Task boxes ("[x]") go with them.
+    let mut depth = 0_usize;
+    let unbracketed: String = listed
+        .chars()
+        .filter(|&c| {
+            match c {
+                '(' | '[' => depth += 1,
+                ')' | ']' => {
+                    depth = depth.saturating_sub(1);
+                    return false;
+                }
+                _ => {}
+            }
+            depth == 0
+        })
+        .collect();
+    let stated = unbracketed.trim_start().trim_end_matches(|c: char| {
+        c.is_whitespace() || matches!(c, '*' | '_' | '.' | '!' | ',' | ';')
+    });
+    // What is left ends where a value would follow: a label ("Gym:", "Gym →").
+    let label_end = |c: char| matches!(c, ':' | '：' | '-' | '–' | '—' | '=' | '→');
+    stated.chars().last().is_some_and(|c| !label_end(c))
 }
 
 /// The lines of a file that hold replaced facts: in `USER.md` files, the superseded
 /// directives (their bullet and continuation lines); anywhere, lines marked replaced
-/// (struck-through text, "(superseded)"). Sorted, 0-based.
+/// (struck-through text that leaves only a label or a remark, "(superseded)"). Sorted, 0-based.
 pub(super) fn marked_lines(path: &MemoryPath, text: &str) -> Vec<usize> {
     let mut superseded: Vec<usize> = text
         .lines()
@@ -100,5 +135,26 @@ mod tests {
         assert!(!marked_replaced(
             "- Carrier: ~~Telstra~~ → Optus, since March."
         ));
+        assert!(!marked_replaced("- **Gym:** ~~Crossfit~~ ~~Anytime~~ F45"));
+        // An unclosed `~~` strikes nothing: "X" is shown as it is.
+        assert!(!marked_replaced("- ~~Gym~~: ~~X"));
+    }
+
+    #[test]
+    fn a_struck_line_with_only_a_label_a_remark_or_a_list_marker_left_is_replaced() {
+        for line in [
+            "1. ~~Gym: Crossfit North~~",
+            "3) ~~Gym: Crossfit North~~",
+            "- [x] ~~Call the landlord~~",
+            "- ~~Gym: Crossfit North~~ (cancelled in May)",
+            "- Gym: ~~Crossfit~~ (until 2025)",
+            "- Gym — ~~Crossfit~~",
+            "- Gym → ~~Crossfit~~",
+            "- Gym = ~~Crossfit~~",
+            "- ジム：~~Crossfit~~",
+            "> ~~Gym: Crossfit~~.",
+        ] {
+            assert!(marked_replaced(line), "{line}");
+        }
     }
 }

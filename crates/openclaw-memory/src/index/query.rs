@@ -229,7 +229,7 @@ impl MemoryIndex {
         Fact {
             subject: key.map_or(0, |q| 1 << q),
             terms: mask,
-            // Curated files (MEMORY.md, USER.md) have none.
+            // Undated files (MEMORY.md, USER.md, notes named without a date) have none.
             day: self.files[file as usize].as_ref().and_then(|f| f.day),
             replaced: r.replaced,
         }

@@ -65,6 +65,7 @@ static BUILD_ID: LazyLock<[u8; 32]> = LazyLock::new(|| {
         include_str!("chunk.rs"),
         include_str!("lexicon.rs"),
         include_str!("mapped.rs"),
+        include_str!("marked.rs"),
         include_str!("prepare.rs"),
         include_str!("snapshot.rs"),
         include_str!("tokenize.rs"),
@@ -757,7 +758,7 @@ mod tests {
         write(
             dir.path(),
             "MEMORY.md",
-            "# Memory\n\n- The home server runs Debian 12.\n- ~~Laptop: ThinkPad~~ Framework 13.\n",
+            "# Memory\n\n- The home server runs Debian 12.\n- ~~Laptop: ThinkPad~~ (a Framework 13 since May).\n",
         );
         write(
             dir.path(),
