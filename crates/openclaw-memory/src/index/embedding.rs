@@ -413,7 +413,8 @@ impl VocabularyVectors {
                     .map(|(&r, q)| f32::from(r) * q)
                     .sum::<f32>();
             out.similarity[term] = out.similarity[term].max(dot / self.lengths[i]);
-            // `first_word` covers every term of `terms`, and `i` is below u32::MAX (`extend`).
+            // `term` is one of this table's, so `extend` gave it a first word; `i` is below
+            // u32::MAX (`extend`).
             if self.first_word[term] as usize == i {
                 out.dot[term] = dot;
                 out.length_sq[term] = self.lengths[i] * self.lengths[i];
