@@ -30,7 +30,7 @@ if [[ "$what" == all || "$what" == memory ]]; then
     section "openclaw-memory: 5,000 notes of ~2 KB, searched through stdio MCP"
     scripts/peers/embeddings.sh target/peers
     target/release/memory-bench --notes 5000 --queries 500 --processes 8 \
-        --embeddings target/peers/potion-base-2M target/release/openclaw-memory
+        --embeddings target/peers/potion-base-8M target/release/openclaw-memory
 fi
 
 if [[ "$what" == all || "$what" == relevance ]]; then

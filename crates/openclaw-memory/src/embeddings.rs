@@ -48,13 +48,28 @@ impl ModelSetting {
     }
 }
 
-/// `${XDG_DATA_HOME:-~/.local/share}/openclaw-memory/embeddings/potion-base-2M`.
+/// The model `scripts/fetch-embeddings.sh` installs, in the directory it installs into under
+/// `${XDG_DATA_HOME:-~/.local/share}/openclaw-memory/embeddings/`.
+pub const DEFAULT_MODEL: &str = "potion-base-8M";
+/// What earlier releases installed there: used while it is the only one present, so that an
+/// upgrade does not silently turn the model off.
+const EARLIER_MODEL: &str = "potion-base-2M";
+
+/// `${XDG_DATA_HOME:-~/.local/share}/openclaw-memory/embeddings/potion-base-8M`, or the
+/// earlier `potion-base-2M` beside it when only that one holds a model.
 fn default_dir(env: &EnvLayer) -> Option<PathBuf> {
     let data = match env.get("XDG_DATA_HOME").map(Path::new) {
         Some(xdg) if xdg.is_absolute() => xdg.to_path_buf(),
         _ => Path::new(env.get("HOME")?).join(".local/share"),
     };
-    Some(data.join("openclaw-memory/embeddings/potion-base-2M"))
+    let models = data.join("openclaw-memory/embeddings");
+    let (current, earlier) = (models.join(DEFAULT_MODEL), models.join(EARLIER_MODEL));
+    let holds_model = |dir: &Path| dir.join("tokenizer.json").exists();
+    Some(if !holds_model(&current) && holds_model(&earlier) {
+        earlier
+    } else {
+        current
+    })
 }
 
 #[cfg(test)]
@@ -78,14 +93,29 @@ mod tests {
         assert_eq!(
             ModelSetting::from_env(&env(&[("HOME", "/h")])),
             ModelSetting::Default(
-                "/h/.local/share/openclaw-memory/embeddings/potion-base-2M".into()
+                "/h/.local/share/openclaw-memory/embeddings/potion-base-8M".into()
             )
         );
         assert_eq!(
             ModelSetting::from_env(&env(&[("HOME", "/h"), ("XDG_DATA_HOME", "/x")])),
-            ModelSetting::Default("/x/openclaw-memory/embeddings/potion-base-2M".into())
+            ModelSetting::Default("/x/openclaw-memory/embeddings/potion-base-8M".into())
         );
         assert_eq!(ModelSetting::from_env(&env(&[])), ModelSetting::Unset);
+    }
+
+    #[test]
+    fn an_earlier_install_is_used_only_while_it_is_the_only_one() {
+        let data = tempfile::tempdir().unwrap();
+        let models = data.path().join("openclaw-memory/embeddings");
+        let xdg = data.path().to_str().unwrap();
+        let setting = || ModelSetting::from_env(&env(&[("XDG_DATA_HOME", xdg)]));
+        assert_eq!(setting(), ModelSetting::Default(models.join(DEFAULT_MODEL)));
+        std::fs::create_dir_all(models.join(EARLIER_MODEL)).unwrap();
+        std::fs::write(models.join(EARLIER_MODEL).join("tokenizer.json"), "{}").unwrap();
+        assert_eq!(setting(), ModelSetting::Default(models.join(EARLIER_MODEL)));
+        std::fs::create_dir_all(models.join(DEFAULT_MODEL)).unwrap();
+        std::fs::write(models.join(DEFAULT_MODEL).join("tokenizer.json"), "{}").unwrap();
+        assert_eq!(setting(), ModelSetting::Default(models.join(DEFAULT_MODEL)));
     }
 
     #[test]

@@ -383,7 +383,7 @@ fn labels(set: &Path) -> anyhow::Result<Value> {
 }
 
 /// The embedding model: `OPENCLAW_MEMORY_EMBEDDINGS`, else the one `scripts/peers.sh`
-/// installs (`target/peers/potion-base-2M`). `None` when neither is there, unless
+/// installs (`target/peers/potion-base-8M`). `None` when neither is there, unless
 /// `RELEVANCE_REQUIRE_EMBEDDINGS` is set (the test command sets it), which fails instead.
 fn word_model() -> Option<Arc<WordModel>> {
     static MODEL: OnceLock<Option<Arc<WordModel>>> = OnceLock::new();
@@ -401,7 +401,7 @@ fn word_model() -> Option<Arc<WordModel>> {
                             },
                             PathBuf::from,
                         )
-                        .join("potion-base-2M")
+                        .join("potion-base-8M")
                 },
                 PathBuf::from,
             );
@@ -517,8 +517,9 @@ const ABLATIONS: &[(&str, Switch)] = &[
 /// fact above the current one in ≤ 5 % of change-over-time queries, and nDCG@5 ≥ BM25 + 0.05,
 /// on every set. The BM25 margin is reached on every set with the model and words only on the
 /// first two; the others are regression floors a little below what each set measured, words
-/// only and with the embedding model (tuned 0.694 / 0.698 / 0 of 22 and 0.775 / 0.786 / 0 of
-/// 22; held-out 0.519 / 0.529 / 2 of 14 and 0.617 / 0.647 / 2 of 14), so the test fails if the
+/// only and with the embedding model, potion-base-8M (tuned 0.694 / 0.698 / 0 of 22 and
+/// 0.798 / 0.825 / 0 of 22; held-out 0.519 / 0.529 / 2 of 14 and 0.625 / 0.676 / 2 of 14),
+/// so the test fails if the
 /// ranking gets worse, not because a target is unmet.
 #[derive(Debug)]
 struct Floors {
@@ -537,8 +538,8 @@ const TUNED_FLOORS: Floors = Floors {
 };
 
 const TUNED_EMBEDDED_FLOORS: Floors = Floors {
-    ndcg: 0.76,
-    recall: 0.77,
+    ndcg: 0.79,
+    recall: 0.82,
     superseded_rate: 0.05,
     bm25_margin: BM25_MARGIN,
 };
@@ -551,14 +552,14 @@ const HELD_OUT_FLOORS: Floors = Floors {
 };
 
 const HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
-    ndcg: 0.60,
-    recall: 0.63,
+    ndcg: 0.61,
+    recall: 0.66,
     superseded_rate: 0.15,
     bm25_margin: BM25_MARGIN,
 };
 
 /// The second held-out set (words only 0.643 / 0.672 / 0 of 23, +0.042 over BM25; with the
-/// model 0.665 / 0.699 / 0 of 23, +0.064). Words only it misses the issue's +0.05 margin, so
+/// model 0.695 / 0.734 / 0 of 23, +0.094). Words only it misses the issue's +0.05 margin, so
 /// its floor there is a regression floor like the others.
 const SECOND_HELD_OUT_FLOORS: Floors = Floors {
     ndcg: 0.63,
@@ -568,8 +569,8 @@ const SECOND_HELD_OUT_FLOORS: Floors = Floors {
 };
 
 const SECOND_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
-    ndcg: 0.66,
-    recall: 0.67,
+    ndcg: 0.68,
+    recall: 0.72,
     superseded_rate: 0.05,
     bm25_margin: BM25_MARGIN,
 };

@@ -28,10 +28,10 @@ pub fn peer(relative: &str) -> PathBuf {
     path
 }
 
-/// The optional embedding model of `openclaw-memory` (potion-base-2M, installed by
-/// `scripts/peers/embeddings.sh` from a crates.io package).
+/// The optional embedding model of `openclaw-memory` (potion-base-8M, installed by
+/// `scripts/peers/embeddings.sh` from a PyPI package).
 pub fn embedding_model() -> PathBuf {
-    peer("potion-base-2M")
+    peer("potion-base-8M")
 }
 
 /// The Python interpreter of the virtualenv that holds the official MCP SDK.

@@ -1,6 +1,6 @@
 //! Word vectors: what a word means, as a small static embedding model in the model2vec format
 //! says (a WordPiece `tokenizer.json` and one vector per word piece in `model.safetensors`,
-//! such as potion-base-2M), read from a local directory; nothing is ever downloaded. A word's
+//! such as potion-base-8M), read from a local directory; nothing is ever downloaded. A word's
 //! vector is the mean of its pieces' vectors, as model2vec computes it; the index keeps one
 //! quantized vector per word of its vocabulary, from which a query's closeness to every term
 //! comes in one pass (see [`meaning`](super::meaning)).
@@ -37,7 +37,7 @@ pub enum WordModelError {
     },
     /// `tokenizer.json` is not a lowercasing WordPiece tokenizer.
     #[error(
-        "{path} is not a lowercasing WordPiece tokenizer.json ({reason}): use a model2vec model distilled from an uncased BERT-style model, such as potion-base-2M"
+        "{path} is not a lowercasing WordPiece tokenizer.json ({reason}): use a model2vec model distilled from an uncased BERT-style model, such as potion-base-8M"
     )]
     Tokenizer {
         /// The file.
@@ -245,7 +245,7 @@ fn normalized(vector: Vec<f32>) -> Option<Vec<f32>> {
 }
 
 /// The `embeddings` matrix of a safetensors file, read a block of rows at a time (never the
-/// whole file at once: it is 7.6 MB for potion-base-2M, four times what the rows keep), each
+/// whole file at once: it is 30 MB for potion-base-8M, four times what the rows keep), each
 /// row quantized: (rows, dimensions, the bytes, a scale per row).
 fn read_weights(path: &Path) -> Result<(usize, usize, Vec<i8>, Vec<f32>), WordModelError> {
     use std::io::{Read, Seek, SeekFrom};
@@ -428,8 +428,23 @@ impl VocabularyVectors {
     /// 0 when the model can spell none of them. `sum` is scratch space, as long as `query`, so
     /// scoring many lines allocates nothing.
     pub fn line_similarity(&self, query: &[f32], terms: &[TermId], sum: &mut [f32]) -> f32 {
-        let dim = query.len();
-        let sum = &mut sum[..dim];
+        let sum = &mut sum[..query.len()];
+        self.line_sum(terms, sum);
+        let (mut dot, mut norm) = (0.0_f32, 0.0_f32);
+        for (s, q) in sum.iter().zip(query) {
+            dot += s * q;
+            norm += s * s;
+        }
+        if norm <= f32::EPSILON {
+            0.0
+        } else {
+            dot / norm.sqrt()
+        }
+    }
+
+    /// The sum of the vectors of `terms` (each occurrence counted) into `sum`.
+    fn line_sum(&self, terms: &[TermId], sum: &mut [f32]) {
+        let dim = sum.len();
         sum.fill(0.0);
         for &term in terms {
             let Some(&word) = self.first_word.get(term as usize) else {
@@ -445,16 +460,6 @@ impl VocabularyVectors {
             for (s, &r) in sum.iter_mut().zip(row) {
                 *s += f32::from(r) * scale;
             }
-        }
-        let (mut dot, mut norm) = (0.0_f32, 0.0_f32);
-        for (s, q) in sum.iter().zip(query) {
-            dot += s * q;
-            norm += s * s;
-        }
-        if norm <= f32::EPSILON {
-            0.0
-        } else {
-            dot / norm.sqrt()
         }
     }
 }

@@ -12,7 +12,8 @@
 )]
 
 use crate::index::chunk::LineRange;
-use crate::index::query::file_terms;
+use crate::index::current::{self, Fact};
+use crate::index::query::{CURRENT_DEPTH, file_terms};
 use crate::index::{LocalHit, MemoryIndex, snippet};
 
 /// Terms closest to the query (by IDF times similarity) whose sections are looked at.
@@ -25,6 +26,9 @@ const MEANING_CHUNKS: usize = 100;
 /// On the tuned set any number from 16 to every line ranks the same; embedding every line
 /// doubled the time of a guess at 5,000 notes.
 const SHORTLIST: usize = 64;
+
+/// One of the terms closest to a query: its IDF times its similarity, and the term.
+type NearTerm = (f32, u32);
 
 /// A line close in meaning to the query.
 #[derive(Debug, Clone, Copy)]
@@ -55,7 +59,7 @@ impl MemoryIndex {
         let toward: Vec<f32> = (0..terms)
             .map(|t| self.bm25.idf(t as u32) * similarity[t])
             .collect();
-        let lines = self.lines_to_score(similarity, &toward);
+        let (lines, near) = self.lines_to_score(similarity, &toward);
         // A cheap estimate first, from numbers per term: the cosine the line would have if its
         // words' vectors were orthogonal to each other. Only the best few by it are embedded
         // whole, which adds up a vector per word.
@@ -82,7 +86,14 @@ impl MemoryIndex {
             shortlist.truncate(SHORTLIST);
         }
         shortlist.sort_unstable_by_key(|&(_, slot, line)| (slot, line));
-        let mut best: Vec<Close> = Vec::with_capacity(most + 1);
+        // Deep enough for the current-fact groups to bring a newer statement of the subject
+        // onto the page, as the words' own ranking does.
+        let depth = if self.ranking.current_facts {
+            most.max(CURRENT_DEPTH)
+        } else {
+            most
+        };
+        let mut best: Vec<Close> = Vec::with_capacity(depth + 1);
         let mut sum = vec![0.0_f32; query.len()];
         for (_, slot, line) in shortlist {
             let Some(file) = self.files.get(slot as usize).and_then(Option::as_ref) else {
@@ -92,7 +103,7 @@ impl MemoryIndex {
             let similarity =
                 vectors.line_similarity(&query, file_terms(file, line, line), &mut sum);
             if similarity < least
-                || best.len() == most && best.last().is_some_and(|b| b.similarity >= similarity)
+                || best.len() == depth && best.last().is_some_and(|b| b.similarity >= similarity)
             {
                 continue;
             }
@@ -105,19 +116,69 @@ impl MemoryIndex {
                     line: line as u32,
                 },
             );
-            best.truncate(most);
+            best.truncate(depth);
         }
+        if self.ranking.current_facts {
+            best = self.newest_first(best, &near);
+        }
+        best.truncate(most);
         best
     }
 
+    /// The close lines with each group of statements of the same subject newest first, as
+    /// [`current`] orders the words' windows. A close line need not hold any query word, so
+    /// its subject is told by the terms closest to the query it holds: the most telling of
+    /// them (by IDF times similarity) is its key, and two lines are about the same subject when
+    /// they share the key and most of that weight. "Which carrier is she on now?" groups
+    /// "Mobile: Telia" with a later "Moved her mobile plan to Tele2".
+    fn newest_first(&self, best: Vec<Close>, near: &[NearTerm]) -> Vec<Close> {
+        let weight = |mask: u64| -> f32 {
+            near.iter()
+                .enumerate()
+                .filter(|(q, _)| mask & (1 << q) != 0)
+                .map(|(_, (toward, _))| toward)
+                .sum()
+        };
+        let fact = |close: &Close| -> Fact {
+            let file = self.files.get(close.file as usize).and_then(Option::as_ref);
+            let terms = file.map_or(0, |file| {
+                let line = close.line as usize;
+                file_terms(file, line, line).iter().fold(0_u64, |mask, id| {
+                    near.iter()
+                        .position(|(_, t)| t == id)
+                        .map_or(mask, |q| mask | (1 << q))
+                })
+            });
+            let key = (0..near.len())
+                .filter(|q| terms & (1 << q) != 0)
+                .max_by(|a, b| near[*a].0.total_cmp(&near[*b].0));
+            Fact {
+                subject: key.map_or(0, |q| 1 << q),
+                terms,
+                day: file.and_then(|f| f.day),
+                // A guess never quotes a replaced fact.
+                replaced: false,
+            }
+        };
+        let facts: Vec<Fact> = best.iter().map(fact).collect();
+        current::newest_first(best, &facts, |a, b| {
+            current::same_subject(&facts[a], &facts[b], weight)
+        })
+    }
+
     /// The lines worth scoring, as (file slot, line): those of the sections holding the most of
-    /// the terms closest to the query. Sorted, without repeats.
-    fn lines_to_score(&self, similarity: &[f32], toward: &[f32]) -> Vec<(u32, u32)> {
+    /// the terms closest to the query. Sorted, without repeats. Also those terms, with their
+    /// IDF times similarity (at most [`MEANING_TERMS`], so a `u64` holds a mask of them).
+    fn lines_to_score(
+        &self,
+        similarity: &[f32],
+        toward: &[f32],
+    ) -> (Vec<(u32, u32)>, Vec<NearTerm>) {
         let terms = similarity.len();
         // Only the lines of the sections holding the most of the terms closest to the query are
         // scored: a line holding none of them is far from it, and scoring every line of a
         // large workspace would cost milliseconds per few thousand notes.
-        let mut closest: Vec<(f32, u32)> = (0..terms)
+        let mut closest: Vec<NearTerm> = (0..terms)
             .filter(|&t| similarity[t] > 0.0 && self.bm25.doc_freq(t as u32) > 0)
             .map(|t| (toward[t], t as u32))
             .collect();
@@ -150,7 +211,7 @@ impl MemoryIndex {
         }
         lines.sort_unstable();
         lines.dedup();
-        lines
+        (lines, closest)
     }
 
     /// The hit quoting a close line: the line, or a lone heading with the lines under it.
@@ -196,6 +257,15 @@ mod tests {
 
     /// "doctor" is in no note; in the tiny model it is close to "medical" only.
     fn index(model: bool) -> (tempfile::TempDir, MemoryIndex) {
+        index_with(model, RankOptions::default(), &[])
+    }
+
+    /// [`index`] with `ranking` and more notes, as (name, text).
+    fn index_with(
+        model: bool,
+        ranking: RankOptions,
+        notes: &[(&str, &str)],
+    ) -> (tempfile::TempDir, MemoryIndex) {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().join("ws");
         std::fs::create_dir_all(ws.join("memory")).unwrap();
@@ -217,7 +287,10 @@ mod tests {
             )
             .unwrap();
         }
-        let mut index = MemoryIndex::new(MemoryStore::new(ws), RankOptions::default());
+        for (name, text) in notes {
+            std::fs::write(ws.join("memory").join(name), text).unwrap();
+        }
+        let mut index = MemoryIndex::new(MemoryStore::new(ws), ranking);
         index.refresh().unwrap();
         let model = model.then(|| Arc::new(tiny(dir.path())));
         index.use_word_model(model);
@@ -245,5 +318,33 @@ mod tests {
     fn without_the_model_such_a_query_finds_nothing() {
         let (_dir, index) = index(false);
         assert!(index.search("doctor", 5, None).is_empty());
+    }
+
+    #[test]
+    fn lines_about_the_same_subject_found_by_meaning_come_newest_first() {
+        // Both medical lines are as close to "doctor" (their other words have no vector); the
+        // later note states the newer plan.
+        let newer = [(
+            "2026-01-20.md",
+            "# 2026-01-20\n\n- Medical plan renewed with Moss.\n",
+        )];
+        let quoted = |ranking: RankOptions| -> Vec<(String, usize)> {
+            let (_dir, index) = index_with(true, ranking, &newer);
+            index
+                .search("doctor", 5, None)
+                .iter()
+                .map(|h| (h.path.to_string(), h.start_line))
+                .collect()
+        };
+        let (old, new) = (
+            ("memory/2026-01-01.md".to_owned(), 3),
+            ("memory/2026-01-20.md".to_owned(), 3),
+        );
+        assert_eq!(quoted(RankOptions::default()), [new.clone(), old.clone()]);
+        let without = RankOptions {
+            current_facts: false,
+            ..RankOptions::default()
+        };
+        assert_eq!(quoted(without), [old, new]);
     }
 }

@@ -20,7 +20,7 @@ const MIN_CANDIDATES: usize = 50;
 const MAX_QUERY_TERMS: usize = 32;
 /// Ranked windows looked at for statements of the same subject: the two pages' worth of
 /// windows any reordering could bring onto the first page (`limit` is 5 by default).
-const CURRENT_DEPTH: usize = 20;
+pub(super) const CURRENT_DEPTH: usize = 20;
 /// Weight of a query word corrected for a typo: a guess counts a little less than a match.
 const CORRECTED_WEIGHT: f32 = 0.8;
 /// Most hits one chunk yields: a section can hold several separate answers (the directives of
@@ -71,11 +71,10 @@ impl MemoryIndex {
                     .sum()
             };
             let rest = ranked.split_off(ranked.len().min(CURRENT_DEPTH));
-            ranked = current::newest_first(
-                ranked,
-                |r| self.fact(r, &search.query),
-                |a, b| current::same_subject(a, b, idf),
-            );
+            let facts: Vec<Fact> = ranked.iter().map(|r| self.fact(r, &search.query)).collect();
+            ranked = current::newest_first(ranked, &facts, |a, b| {
+                current::same_subject(&facts[a], &facts[b], idf)
+            });
             ranked.extend(rest);
         }
         // The floor judges how well a window matches, not how old it is: an optional half-life
