@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""How well an embedding model alone finds answers in the labelled relevance sets.
+
+For each answerable query of each set, embeds the query and every line of the set's workspace
+(lines with at least two words, outside HTML comments) and counts the query as found when a line
+of a labelled span of grade >= 2 is among the 5 lines closest by cosine. Prints the share found,
+overall and per kind. Only totals are printed: the held-out sets' per-query results are not
+looked at.
+
+Models are local directories, never downloaded:
+  potion:DIR   a model2vec directory (tokenizer.json, model.safetensors): a text's vector is
+               the mean of its word pieces' rows, as model2vec computes it
+  onnx:FILE:TOKENIZER
+               a sentence encoder as ONNX (mean pooling over the last hidden state) with a
+               tokenizer.json
+
+Needs numpy, tokenizers, safetensors and (for onnx:) onnxruntime, e.g. in a virtualenv:
+  pip install numpy tokenizers safetensors onnxruntime
+  bench/model_recall.py potion:target/peers/potion-base-8M -- tests/fixtures/relevance ...
+"""
+import json
+import os
+import re
+import sys
+
+import numpy as np
+from safetensors.numpy import load_file
+from tokenizers import Tokenizer
+
+TOP = 5
+
+
+class Potion:
+    def __init__(self, directory):
+        self.tokenizer = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
+        (self.rows,) = load_file(os.path.join(directory, "model.safetensors")).values()
+        self.rows = self.rows.astype(np.float32)
+
+    def embed(self, texts):
+        vectors = np.zeros((len(texts), self.rows.shape[1]), dtype=np.float32)
+        for i, text in enumerate(texts):
+            ids = self.tokenizer.encode(text, add_special_tokens=False).ids
+            if ids:
+                vectors[i] = self.rows[ids].mean(axis=0)
+        return unit(vectors)
+
+
+class Onnx:
+    def __init__(self, model, tokenizer):
+        import onnxruntime
+
+        self.session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.tokenizer = Tokenizer.from_file(tokenizer)
+        self.tokenizer.enable_truncation(128)
+        self.tokenizer.enable_padding()
+
+    def embed(self, texts):
+        out = []
+        for start in range(0, len(texts), 64):
+            encoded = self.tokenizer.encode_batch(texts[start : start + 64])
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self.inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = self.session.run(None, feed)[0]
+            out.append((hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True))
+        return unit(np.concatenate(out))
+
+
+def unit(vectors):
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-9)
+
+
+def workspace_lines(workspace):
+    lines = []
+    for root, _, files in os.walk(workspace):
+        for name in sorted(files):
+            if not name.endswith(".md"):
+                continue
+            path = os.path.join(root, name)
+            relative = os.path.relpath(path, workspace)
+            with open(path, encoding="utf-8") as f:
+                for number, text in enumerate(f.read().split("\n"), start=1):
+                    if len(re.findall(r"\w+", text)) >= 2 and not text.startswith("<!--"):
+                        lines.append((relative, number, text))
+    return lines
+
+
+def found_shares(model, labelled_set):
+    with open(os.path.join(labelled_set, "queries.json"), encoding="utf-8") as f:
+        queries = json.load(f)["queries"]
+    lines = workspace_lines(os.path.join(labelled_set, "workspace"))
+    line_vectors = model.embed([text for _, _, text in lines])
+    kinds = {}
+    for query in queries:
+        answers = [s for s in query.get("relevant") or [] if s["grade"] >= 2]
+        if not answers:
+            continue
+        closest = np.argsort(-(line_vectors @ model.embed([query["query"]])[0]))[:TOP]
+        found = any(
+            lines[i][0] == s["file"] and s["start"] <= lines[i][1] <= s["end"]
+            for i in closest
+            for s in answers
+        )
+        kinds.setdefault(query["kind"], []).append(found)
+    every = [f for found in kinds.values() for f in found]
+    return np.mean(every), {kind: np.mean(found) for kind, found in sorted(kinds.items())}
+
+
+def load(spec):
+    kind, _, rest = spec.partition(":")
+    if kind == "potion":
+        return Potion(rest)
+    if kind == "onnx":
+        model, _, tokenizer = rest.partition(":")
+        return Onnx(model, tokenizer)
+    sys.exit(f"unknown model {spec!r}: use potion:DIR or onnx:FILE:TOKENIZER")
+
+
+def main(argv):
+    if "--" not in argv:
+        sys.exit(__doc__)
+    split = argv.index("--")
+    models = {spec: load(spec) for spec in argv[:split]}
+    for labelled_set in argv[split + 1 :]:
+        print(f"\n{labelled_set}: answer line among the {TOP} closest\n")
+        print("| model | all | per kind |\n|---|---:|---|")
+        for spec, model in models.items():
+            total, kinds = found_shares(model, labelled_set)
+            per_kind = ", ".join(f"{k} {v:.2f}" for k, v in kinds.items())
+            print(f"| {spec} | {total:.3f} | {per_kind} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
