@@ -518,7 +518,7 @@ const ABLATIONS: &[(&str, Switch)] = &[
 /// on every set. The BM25 margin is reached on every set with the model and words only on the
 /// first two; the others are regression floors a little below what each set measured, words
 /// only and with the embedding model, potion-base-8M (tuned 0.694 / 0.698 / 0 of 22 and
-/// 0.798 / 0.825 / 0 of 22; held-out 0.519 / 0.529 / 2 of 14 and 0.625 / 0.676 / 2 of 14),
+/// 0.819 / 0.841 / 0 of 22; held-out 0.519 / 0.529 / 2 of 14 and 0.653 / 0.701 / 3 of 14),
 /// so the test fails if the
 /// ranking gets worse, not because a target is unmet.
 #[derive(Debug)]
@@ -538,8 +538,8 @@ const TUNED_FLOORS: Floors = Floors {
 };
 
 const TUNED_EMBEDDED_FLOORS: Floors = Floors {
-    ndcg: 0.79,
-    recall: 0.82,
+    ndcg: 0.81,
+    recall: 0.83,
     superseded_rate: 0.05,
     bm25_margin: BM25_MARGIN,
 };
@@ -551,15 +551,18 @@ const HELD_OUT_FLOORS: Floors = Floors {
     bm25_margin: BM25_MARGIN,
 };
 
+/// Stale: 3 of 14 since lines found by meaning are read under their heading (issue 14, fifth
+/// round: nDCG@5 0.625 → 0.653 here, better on all three sets, and one more stale query; see
+/// BENCHMARKS.md). The issue's 5 % is not met on this set either way.
 const HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
-    ndcg: 0.61,
-    recall: 0.66,
-    superseded_rate: 0.15,
+    ndcg: 0.64,
+    recall: 0.69,
+    superseded_rate: 0.22,
     bm25_margin: BM25_MARGIN,
 };
 
 /// The second held-out set (words only 0.643 / 0.672 / 0 of 23, +0.042 over BM25; with the
-/// model 0.695 / 0.734 / 0 of 23, +0.094). Words only it misses the issue's +0.05 margin, so
+/// model 0.707 / 0.743 / 0 of 23, +0.106). Words only it misses the issue's +0.05 margin, so
 /// its floor there is a regression floor like the others.
 const SECOND_HELD_OUT_FLOORS: Floors = Floors {
     ndcg: 0.63,
@@ -569,8 +572,8 @@ const SECOND_HELD_OUT_FLOORS: Floors = Floors {
 };
 
 const SECOND_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
-    ndcg: 0.68,
-    recall: 0.72,
+    ndcg: 0.70,
+    recall: 0.74,
     superseded_rate: 0.05,
     bm25_margin: BM25_MARGIN,
 };

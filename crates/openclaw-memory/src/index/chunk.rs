@@ -41,7 +41,8 @@ struct Block {
     heading: bool,
 }
 
-fn is_heading(line: &str) -> bool {
+/// A Markdown heading line (`#` to `######`).
+pub(super) fn is_heading(line: &str) -> bool {
     line.trim_start().starts_with('#')
 }
 
