@@ -98,6 +98,7 @@ impl MemoryIndex {
         let mut best: Vec<Close> = Vec::with_capacity(depth + 1);
         let mut sum = vec![0.0_f32; query.len()];
         let mut read: Vec<TermId> = Vec::new();
+        let mut headings = Headings::default();
         for (_, slot, line) in shortlist {
             let Some(file) = self.files.get(slot as usize).and_then(Option::as_ref) else {
                 continue;
@@ -105,7 +106,7 @@ impl MemoryIndex {
             let line = line as usize;
             // A line is read under its heading: "- Dr. Okafor, Lakeside Dental" under "## Teeth".
             read.clear();
-            if let Some(heading) = heading_above(file, line) {
+            if let Some(heading) = headings.above(slot, file, line) {
                 read.extend_from_slice(file_terms(file, heading, heading));
             }
             read.extend_from_slice(file_terms(file, line, line));
@@ -254,15 +255,34 @@ impl MemoryIndex {
     }
 }
 
-/// The nearest heading above `line` (0-based) in `file`, of any level.
-fn heading_above(file: &IndexedFile, line: usize) -> Option<usize> {
-    (0..line).rev().find(|&i| is_heading(file.line(i)))
+/// The nearest heading above a line, of any level, for lines asked in order (by file slot, then
+/// line): each line of a file is looked at once however many lines are asked.
+#[derive(Debug, Default)]
+struct Headings {
+    /// The last line asked (file slot, line) and its heading.
+    last: Option<(u32, usize, Option<usize>)>,
+}
+
+impl Headings {
+    fn above(&mut self, slot: u32, file: &IndexedFile, line: usize) -> Option<usize> {
+        let (from, known) = match self.last {
+            Some((s, l, heading)) if s == slot && l <= line => (l, heading),
+            _ => (0, None),
+        };
+        let heading = (from..line)
+            .rev()
+            .find(|&i| is_heading(file.line(i)))
+            .or(known);
+        self.last = Some((slot, line, heading));
+        heading
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
+    use super::{Headings, is_heading};
     use crate::index::MemoryIndex;
     use crate::index::embedding::test_model::tiny;
     use crate::index::rank::RankOptions;
@@ -392,5 +412,28 @@ mod tests {
             !close.contains(&("memory/2026-02-02.md".to_owned(), 3)),
             "{close:?}"
         );
+    }
+
+    #[test]
+    fn headings_asked_in_order_match_a_scan_from_the_line_up() {
+        let note = "# 2026-03-01\n\n## A\n- a1\n- a2\n## B\n- b1\n\n- b2\n";
+        let (_dir, index) = index_with(false, RankOptions::default(), &[("2026-03-01.md", note)]);
+        let (slot, file) = index
+            .files
+            .iter()
+            .enumerate()
+            .find_map(|(slot, f)| {
+                f.as_ref()
+                    .filter(|f| f.path.to_string() == "memory/2026-03-01.md")
+                    .map(|f| (u32::try_from(slot).unwrap(), f))
+            })
+            .unwrap();
+        let scan = |line: usize| (0..line).rev().find(|&i| is_heading(file.line(i)));
+        let mut headings = Headings::default();
+        for line in [0, 1, 3, 3, 4, 5, 6, 8] {
+            assert_eq!(headings.above(slot, file, line), scan(line), "line {line}");
+        }
+        // Asked out of order, it scans again.
+        assert_eq!(headings.above(slot, file, 3), Some(2));
     }
 }
