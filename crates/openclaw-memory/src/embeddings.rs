@@ -26,13 +26,20 @@ pub enum ModelSetting {
 }
 
 impl ModelSetting {
-    /// The setting in `env`.
+    /// The setting in `env`. Unset, it looks on disk for which default directory holds a
+    /// model (see [`default_dir`]).
     pub fn from_env(env: &EnvLayer) -> Self {
         match env.get(EMBEDDINGS_ENV).map(str::trim) {
             Some(off) if off.eq_ignore_ascii_case("off") => Self::Off,
             Some(dir) if !dir.is_empty() => Self::Named(PathBuf::from(dir)),
             _ => default_dir(env).map_or(Self::Unset, Self::Default),
         }
+    }
+
+    /// The earlier release's model, used because it is the only one in the default place: the
+    /// check suggests installing the current one.
+    pub fn is_earlier_default(&self) -> bool {
+        matches!(self, Self::Default(dir) if dir.ends_with(EARLIER_MODEL))
     }
 
     /// Loads the model: `Ok(None)` when there is none to load (off, or the default directory
@@ -50,7 +57,7 @@ impl ModelSetting {
 
 /// The model `scripts/fetch-embeddings.sh` installs, in the directory it installs into under
 /// `${XDG_DATA_HOME:-~/.local/share}/openclaw-memory/embeddings/`.
-pub const DEFAULT_MODEL: &str = "potion-base-8M";
+const DEFAULT_MODEL: &str = "potion-base-8M";
 /// What earlier releases installed there: used while it is the only one present, so that an
 /// upgrade does not silently turn the model off.
 const EARLIER_MODEL: &str = "potion-base-2M";
@@ -113,9 +120,13 @@ mod tests {
         std::fs::create_dir_all(models.join(EARLIER_MODEL)).unwrap();
         std::fs::write(models.join(EARLIER_MODEL).join("tokenizer.json"), "{}").unwrap();
         assert_eq!(setting(), ModelSetting::Default(models.join(EARLIER_MODEL)));
+        assert!(setting().is_earlier_default());
+        // An empty (or half-installed) directory for the new model is not a model.
         std::fs::create_dir_all(models.join(DEFAULT_MODEL)).unwrap();
+        assert_eq!(setting(), ModelSetting::Default(models.join(EARLIER_MODEL)));
         std::fs::write(models.join(DEFAULT_MODEL).join("tokenizer.json"), "{}").unwrap();
         assert_eq!(setting(), ModelSetting::Default(models.join(DEFAULT_MODEL)));
+        assert!(!setting().is_earlier_default());
     }
 
     #[test]

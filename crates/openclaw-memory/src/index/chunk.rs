@@ -41,7 +41,8 @@ struct Block {
     heading: bool,
 }
 
-/// A Markdown heading line (`#` to `######`).
+/// A heading line: one that starts with `#` (a Markdown heading; also a `#tag` line, which
+/// starts a block as well).
 pub(super) fn is_heading(line: &str) -> bool {
     line.trim_start().starts_with('#')
 }

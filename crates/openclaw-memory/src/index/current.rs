@@ -21,14 +21,15 @@ pub struct Fact {
 }
 
 /// Whether two windows state something about the same subject: they hold the same most
-/// telling query word, and what they hold in common is a majority (more than half, by IDF,
-/// `idf` of a term mask) of what either holds. "Maya's manager is Tom" and "Manager: Priya" share the key word
+/// telling query word, and what they hold in common is a majority (more than half, by
+/// `weight` of a term mask: IDF for the words' windows, IDF times similarity for lines found
+/// by meaning) of what either holds. "Maya's manager is Tom" and "Manager: Priya" share the key word
 /// "manager" and most of the weight ("Maya" weighs little); an exact match of a whole
 /// query and a newer note that shares only its rarest word are not the same statement.
-pub fn same_subject(a: &Fact, b: &Fact, idf: impl Fn(u64) -> f32) -> bool {
+pub fn same_subject(a: &Fact, b: &Fact, weight: impl Fn(u64) -> f32) -> bool {
     a.subject != 0
         && a.subject == b.subject
-        && idf(a.terms & b.terms) > MAJORITY * idf(a.terms).max(idf(b.terms))
+        && weight(a.terms & b.terms) > MAJORITY * weight(a.terms).max(weight(b.terms))
 }
 
 /// Share of the query weight two windows must hold in common to be about the same subject:
