@@ -47,7 +47,7 @@ impl ModelSetting {
     pub fn load(&self) -> Result<Option<Arc<WordModel>>, WordModelError> {
         match self {
             Self::Off | Self::Unset => Ok(None),
-            Self::Default(dir) if !dir.join("tokenizer.json").exists() => Ok(None),
+            Self::Default(dir) if !holds_model(dir) => Ok(None),
             Self::Named(dir) | Self::Default(dir) => {
                 WordModel::load(dir).map(|m| Some(Arc::new(m)))
             }
@@ -71,12 +71,16 @@ fn default_dir(env: &EnvLayer) -> Option<PathBuf> {
     };
     let models = data.join("openclaw-memory/embeddings");
     let (current, earlier) = (models.join(DEFAULT_MODEL), models.join(EARLIER_MODEL));
-    let holds_model = |dir: &Path| dir.join("tokenizer.json").exists();
     Some(if !holds_model(&current) && holds_model(&earlier) {
         earlier
     } else {
         current
     })
+}
+
+/// Whether `dir` holds a model (or a half-installed one, which loading then reports).
+fn holds_model(dir: &Path) -> bool {
+    dir.join("tokenizer.json").exists()
 }
 
 #[cfg(test)]

@@ -37,16 +37,15 @@ pub fn same_subject(a: &Fact, b: &Fact, weight: impl Fn(u64) -> f32) -> bool {
 /// words, and one set inside the other were measured too (see BENCHMARKS.md).
 const MAJORITY: f32 = 0.5;
 
-/// Reorders `items` (best first, `facts[i]` of `items[i]`) so that within each group of the
-/// same subject (`same(i, j)` of two items) the newest statement takes the group's best
-/// place, an undated one as new as the newest dated one, and replaced facts the last places.
-/// Items keep their places otherwise.
+/// Reorders `items` (best first) so that within each group of the same subject the newest
+/// statement takes the group's best place, an undated one as new as the newest dated one, and
+/// replaced facts the last places. Items keep their places otherwise.
 pub fn newest_first<T>(
     items: Vec<T>,
-    facts: &[Fact],
-    same: impl Fn(usize, usize) -> bool,
+    fact: impl Fn(&T) -> Fact,
+    same: impl Fn(&Fact, &Fact) -> bool,
 ) -> Vec<T> {
-    debug_assert_eq!(items.len(), facts.len());
+    let facts: Vec<Fact> = items.iter().map(&fact).collect();
     let mut order: Vec<usize> = (0..items.len()).collect();
     let mut done = vec![false; items.len()];
     for first in 0..facts.len() {
@@ -54,7 +53,7 @@ pub fn newest_first<T>(
             continue;
         }
         let places: Vec<usize> = (first..facts.len())
-            .filter(|&i| !done[i] && (i == first || same(first, i)))
+            .filter(|&i| !done[i] && same(&facts[first], &facts[i]))
             .collect();
         // A curated statement is as new as the newest dated one beside it. (Counted newest of
         // all, it took the first place from the note that states a fact in full, however much
@@ -89,8 +88,7 @@ mod tests {
     }
 
     fn order(items: Vec<(&'static str, Fact)>) -> Vec<&'static str> {
-        let facts: Vec<Fact> = items.iter().map(|(_, fact)| *fact).collect();
-        newest_first(items, &facts, |a, b| facts[a].subject == facts[b].subject)
+        newest_first(items, |(_, fact)| *fact, |a, b| a.subject == b.subject)
             .into_iter()
             .map(|(n, _)| n)
             .collect()

@@ -173,10 +173,7 @@ impl MemoryIndex {
                 replaced: false,
             }
         };
-        let facts: Vec<Fact> = best.iter().map(fact).collect();
-        current::newest_first(best, &facts, |a, b| {
-            current::same_subject(&facts[a], &facts[b], weight)
-        })
+        current::newest_first(best, fact, |a, b| current::same_subject(a, b, weight))
     }
 
     /// The lines worth scoring, as (file slot, line): those of the sections holding the most of

@@ -71,10 +71,11 @@ impl MemoryIndex {
                     .sum()
             };
             let rest = ranked.split_off(ranked.len().min(CURRENT_DEPTH));
-            let facts: Vec<Fact> = ranked.iter().map(|r| self.fact(r, &search.query)).collect();
-            ranked = current::newest_first(ranked, &facts, |a, b| {
-                current::same_subject(&facts[a], &facts[b], idf)
-            });
+            ranked = current::newest_first(
+                ranked,
+                |r| self.fact(r, &search.query),
+                |a, b| current::same_subject(a, b, idf),
+            );
             ranked.extend(rest);
         }
         // The floor judges how well a window matches, not how old it is: an optional half-life
