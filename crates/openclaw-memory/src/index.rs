@@ -576,6 +576,54 @@ mod tests {
     }
 
     #[test]
+    fn a_newer_note_too_weak_to_be_a_hit_does_not_displace_the_statement() {
+        let dir = TempDir::new().unwrap();
+        let notes = [
+            // The statement, and an older one of the same subject.
+            (
+                "2026-02-09",
+                "- Moved her checking account from Chase to BECU, her new bank.",
+            ),
+            (
+                "2025-08-04",
+                "- Paychecks land in the Chase checking account.",
+            ),
+            // Another subject holding other words of the query.
+            ("2025-10-01", "- Keiko switched banks over checking fees."),
+            ("2025-11-01", "- Tariq switched banks over checking fees."),
+            (
+                "2025-12-01",
+                "- Keiko switched banks over checking fees again.",
+            ),
+            // Newer notes holding the subject's words only in passing, far apart: too weak
+            // to be hits.
+            (
+                "2026-03-01",
+                "## Checking in\n- Coffee with Dev.\n- Lunch with Ana.\n- Ran 10 km.\n- Renamed the streaming account.",
+            ),
+            (
+                "2026-04-01",
+                "## Checking in\n- Coffee with Dev.\n- Lunch with Ana.\n- Ran 10 km.\n- Closed the old forum account.",
+            ),
+            ("2026-05-01", "- Walked past the bank."),
+            ("2026-06-01", "- Walked past the bank again."),
+        ];
+        for (day, text) in notes {
+            write(
+                dir.path(),
+                &format!("memory/{day}.md"),
+                &format!("# {day}\n\n{text}\n"),
+            );
+        }
+        let hits = index(&dir).search("checking account bank", 2, None);
+        assert_eq!(
+            paths(&hits),
+            ["memory/2026-02-09.md", "memory/2025-08-04.md"],
+            "{hits:#?}"
+        );
+    }
+
+    #[test]
     fn superseded_directives_rank_below_the_active_ones() {
         let dir = TempDir::new().unwrap();
         write(

@@ -62,6 +62,23 @@ impl MemoryIndex {
         // more of the query (by IDF) around them first. (The chunk's BM25 instead measured
         // 0.011 nDCG@5 lower on the tuned set and 0.010 on the held-out set.)
         ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.held.total_cmp(&a.held)));
+        // The floor judges how well a window matches, not how old it is: an optional half-life
+        // decay reorders hits but does not make old notes vanish.
+        let best = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max);
+        // Confidence is judged on a hit's section, not its few quoted lines: a note holding the
+        // whole query in two far-apart bullets answers it. (Judged on the lines, both labelled
+        // sets score the same, but such a hit was marked weak.)
+        let total = search.query.total_idf;
+        let best_covered = ranked
+            .iter()
+            .map(|r| (r.held / total).min(1.0))
+            .fold(0.0_f32, f32::max);
+        // The floors come before the current-fact groups: a window too weak to be a hit takes
+        // no place in a group. (After them, a newer note naming the subject only in passing
+        // took the group's first place and was then dropped by the floor, and the statement it
+        // displaced fell off the page: "Which bank is Maya's checking account with?")
+        let floor = best * self.ranking.relative_floor;
+        ranked.retain(|r| r.relevance >= floor && r.score >= self.ranking.min_score);
         if self.ranking.current_facts {
             let terms = &search.query.terms;
             let idf = |mask: u64| -> f32 {
@@ -78,18 +95,6 @@ impl MemoryIndex {
             );
             ranked.extend(rest);
         }
-        // The floor judges how well a window matches, not how old it is: an optional half-life
-        // decay reorders hits but does not make old notes vanish.
-        let best = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max);
-        // Confidence is judged on a hit's section, not its few quoted lines: a note holding the
-        // whole query in two far-apart bullets answers it. (Judged on the lines, both labelled
-        // sets score the same, but such a hit was marked weak.)
-        let total = search.query.total_idf;
-        let best_covered = ranked
-            .iter()
-            .map(|r| (r.held / total).min(1.0))
-            .fold(0.0_f32, f32::max);
-        let floor = best * self.ranking.relative_floor;
         // When no section holds most of the query, the search is a guess: return only the few
         // best guesses, marked weak, instead of a page of them.
         let weak = best_covered < self.ranking.confident_coverage;
@@ -114,9 +119,6 @@ impl MemoryIndex {
         for r in ranked {
             if hits.len() == limit {
                 break;
-            }
-            if r.relevance < floor || r.score < self.ranking.min_score {
-                continue;
             }
             let info = self.chunk_info[r.chunk as usize];
             let Some(file) = self.files[info.file as usize].as_ref() else {
