@@ -624,6 +624,51 @@ mod tests {
     }
 
     #[test]
+    fn a_lookup_keeps_its_match_and_a_question_gets_the_newer_statement() {
+        let dir = TempDir::new().unwrap();
+        let notes = [
+            (
+                "2025-09-11",
+                "- Luis switched banks to get a better savings rate.",
+            ),
+            (
+                "2026-03-15",
+                "- Tariq switched banks to get a better savings rate.",
+            ),
+            (
+                "2026-08-24",
+                "- Ingrid switched banks to get a better savings rate.",
+            ),
+            // Luis comes up a little more often than switching does.
+            ("2025-01-01", "- Coffee with Luis."),
+            ("2025-01-02", "- Lunch with Luis."),
+            ("2025-01-03", "- Luis called."),
+            ("2025-01-04", "- Luis sent the slides."),
+            ("2025-06-11", "- Maya's phone is an iPhone 12 mini."),
+            (
+                "2026-06-04",
+                "- The user switched to a Google Pixel 9 phone today.",
+            ),
+            ("2025-01-05", "- Maya walked to work."),
+            ("2025-01-06", "- Maya walked to work again."),
+        ];
+        for (day, text) in notes {
+            write(
+                dir.path(),
+                &format!("memory/{day}.md"),
+                &format!("{text}\n"),
+            );
+        }
+        let index = index(&dir);
+        // The words of one note: that note, not newer ones holding only the commoner half.
+        let hits = index.search("switched Luis", 5, None);
+        assert_eq!(paths(&hits)[0], "memory/2025-09-11.md", "{hits:#?}");
+        // A question asks what is true now: the newer statement, though it does not name her.
+        let hits = index.search("What phone does Maya have?", 5, None);
+        assert_eq!(paths(&hits)[0], "memory/2026-06-04.md", "{hits:#?}");
+    }
+
+    #[test]
     fn superseded_directives_rank_below_the_active_ones() {
         let dir = TempDir::new().unwrap();
         write(

@@ -87,11 +87,19 @@ impl MemoryIndex {
                     .map(|q| terms[q].idf)
                     .sum()
             };
+            // A lookup names a statement by its words: one whose section holds most of them is
+            // not displaced by a newer one holding less ("Luis switched banks" is not "Tariq
+            // switched banks" of a later note). A question asks what is true now, and the newer
+            // statement may word it differently ("The user switched to a Pixel 9" answers "What
+            // phone does Maya have?" over "Maya's phone is an iPhone 12").
+            let keep = self.ranking.lookups_keep_matches && !search.query.question;
+            let answers =
+                |f: &Fact| idf(f.terms) >= self.ranking.confident_coverage * search.query.total_idf;
             let rest = ranked.split_off(ranked.len().min(CURRENT_DEPTH));
             ranked = current::newest_first(
                 ranked,
                 |r| self.fact(r, &search.query),
-                |a, b| current::same_subject(a, b, idf),
+                |a, b| current::same_subject(a, b, idf) && !(keep && answers(a) && !answers(b)),
             );
             ranked.extend(rest);
         }
@@ -213,6 +221,7 @@ impl MemoryIndex {
         Query {
             terms,
             total_idf: total_idf.max(f32::MIN_POSITIVE),
+            question: is_question(query),
         }
     }
 
@@ -365,6 +374,24 @@ struct Term {
 struct Query {
     terms: Vec<Term>,
     total_idf: f32,
+    /// Asked as a question ([`is_question`]), not a lookup of a note's words.
+    question: bool,
+}
+
+/// Words that open a question: "what phone does Maya have", "is the gym still open".
+const QUESTION_WORDS: &[&str] = &[
+    "who", "whom", "whose", "what", "when", "where", "which", "why", "how", "is", "are", "was",
+    "were", "do", "does", "did", "can", "could", "should", "would", "will", "has", "have",
+];
+
+/// Whether a query is a question (it holds a `?` or opens with a question word) rather than a
+/// lookup of the words of a note ("Kia Niro EV plate").
+fn is_question(text: &str) -> bool {
+    text.contains('?')
+        || text
+            .split(|c: char| !c.is_alphanumeric())
+            .find(|w| !w.is_empty())
+            .is_some_and(|first| QUESTION_WORDS.iter().any(|q| first.eq_ignore_ascii_case(q)))
 }
 
 /// Per line of the chunk, a bit mask of the query terms it holds.

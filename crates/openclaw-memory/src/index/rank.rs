@@ -16,6 +16,10 @@
 /// How the final score is put together. The switches exist for the ablation in
 /// `tests/relevance.rs`; the server uses the defaults.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent on/off switches, one per ranking component, for the ablation"
+)]
 pub struct RankOptions {
     /// Weight of query coverage: a window holding every query word scores up to `1 + this`
     /// times its plain query weight, so covering the rare words of a query counts much more
@@ -54,6 +58,11 @@ pub struct RankOptions {
     /// Windows stating something about the same subject are one group, ordered newest note
     /// first, a fact marked replaced after the ones that are not.
     pub current_facts: bool,
+    /// In a lookup (a query that is not a question: "Luis switched banks"), a window whose
+    /// section holds most of the query ([`Self::confident_coverage`]) keeps its place in its
+    /// group against newer ones holding less. A question ("What phone does Maya have?") asks
+    /// what is true now, and a newer statement may word it differently.
+    pub lookups_keep_matches: bool,
     /// When the search is a guess (no section holds most of the query) and an embedding model
     /// is in use, the lines closest in meaning to the query, with at least this cosine
     /// similarity, take turns with the best windows of words. `None` turns it off. 0.25: on
@@ -78,6 +87,7 @@ impl Default for RankOptions {
             stemming: true,
             typo_tolerance: true,
             current_facts: true,
+            lookups_keep_matches: true,
             meaning_similarity: Some(0.25),
         }
     }
