@@ -3,11 +3,13 @@
 //! `generate.py`), the held-out set `relevance-holdout/` and the second held-out set
 //! `relevance-holdout-2/`, each written separately and never tuned on, and the lookups set
 //! `relevance-lookups/` (queries made of a few words of one line of the tuned workspace, see its
-//! `generate.py`), tuned on like the tuned set. Each set is scored for
+//! `generate.py`), tuned on like the tuned set, and the changes set `relevance-changes/` (facts
+//! that change over time, with a partly stale `MEMORY.md`; written by a helper who read neither
+//! the ranking code nor the other sets, and looked at per query since). Each set is scored for
 //! our ranking and, in the same run, for plain BM25 over 20-line chunks (the baseline any
 //! ranking must beat). Prints nDCG@5, recall@5 and MRR overall and per kind of query, how often
 //! a superseded fact outranks the current one, and how many hits no-answer queries get.
-//! Per-query misses are printed for the tuned set only: the held-out sets' per-query results
+//! Per-query misses are printed for the tuned sets only: the held-out sets' per-query results
 //! are not looked at, only their totals.
 //!
 //! `RELEVANCE_SET=DIR` scores another set in the same format (`DIR/workspace`,
@@ -540,6 +542,9 @@ struct Floors {
     superseded_rate: f64,
     /// Least nDCG@5 over plain BM25 on the same set.
     bm25_margin: f64,
+    /// Most hits a no-answer query may get: the issue's 2 (`guess_limit`), except where a
+    /// no-answer query holds every word of a note and is answered in full (see the changes set).
+    no_answer_most: usize,
 }
 
 const TUNED_FLOORS: Floors = Floors {
@@ -547,6 +552,7 @@ const TUNED_FLOORS: Floors = Floors {
     recall: 0.69,
     superseded_rate: 0.05,
     bm25_margin: BM25_MARGIN,
+    no_answer_most: 2,
 };
 
 const TUNED_EMBEDDED_FLOORS: Floors = Floors {
@@ -554,6 +560,7 @@ const TUNED_EMBEDDED_FLOORS: Floors = Floors {
     recall: 0.83,
     superseded_rate: 0.05,
     bm25_margin: BM25_MARGIN,
+    no_answer_most: 2,
 };
 
 const HELD_OUT_FLOORS: Floors = Floors {
@@ -561,6 +568,7 @@ const HELD_OUT_FLOORS: Floors = Floors {
     recall: 0.52,
     superseded_rate: 0.15,
     bm25_margin: BM25_MARGIN,
+    no_answer_most: 2,
 };
 
 /// Stale: 3 of 14 since lines found by meaning are read under their heading (issue 14, fifth
@@ -571,6 +579,7 @@ const HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     recall: 0.69,
     superseded_rate: 0.22,
     bm25_margin: BM25_MARGIN,
+    no_answer_most: 2,
 };
 
 /// The second held-out set (words only 0.643 / 0.672 / 0 of 23, +0.042 over BM25; with the
@@ -581,6 +590,7 @@ const SECOND_HELD_OUT_FLOORS: Floors = Floors {
     recall: 0.64,
     superseded_rate: 0.05,
     bm25_margin: 0.03,
+    no_answer_most: 2,
 };
 
 const SECOND_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
@@ -588,6 +598,7 @@ const SECOND_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     recall: 0.74,
     superseded_rate: 0.05,
     bm25_margin: BM25_MARGIN,
+    no_answer_most: 2,
 };
 
 /// The lookups set (words only and with the model alike: nDCG@5 0.935, recall@5 0.975;
@@ -598,6 +609,31 @@ const LOOKUP_FLOORS: Floors = Floors {
     recall: 0.96,
     superseded_rate: 0.0,
     bm25_margin: -0.03,
+    no_answer_most: 2,
+};
+
+/// The changes set (issue 14, seventh round: words only 0.338 / 0.329 / 18 of 68, −0.002 against
+/// plain BM25; with the model 0.383 / 0.379 / 21 of 68, +0.043). Regression floors: every
+/// target of the issue is unmet here. Ten of its 25 `MEMORY.md` lines were never updated after
+/// a change the daily notes record, and a curated statement counts as new as the newest note
+/// (see `current.rs`), so a stale one wins its group; most changes are worded without the
+/// subject's word ("Cancelled PureGym and joined Bodyworks" for the gym). Two of its eight
+/// no-answer queries hold every word of one note ("What is the name of Dana's dog?": "she knows
+/// the names of half the dogs on the street") and get a confident page of 3 hits.
+const CHANGES_FLOORS: Floors = Floors {
+    ndcg: 0.32,
+    recall: 0.31,
+    superseded_rate: 0.28,
+    bm25_margin: -0.01,
+    no_answer_most: 3,
+};
+
+const CHANGES_EMBEDDED_FLOORS: Floors = Floors {
+    ndcg: 0.37,
+    recall: 0.36,
+    superseded_rate: 0.32,
+    bm25_margin: 0.03,
+    no_answer_most: 3,
 };
 
 /// Issue 14's target margin over plain BM25.
@@ -625,9 +661,9 @@ fn check(ours: &Measured, baseline: &Measured, floors: &Floors) {
         superseded_rate <= floors.superseded_rate,
         "a superseded fact outranked the current one in {superseded_rate:.3} of the queries"
     );
-    // No-answer queries: at most 2 hits each (`guess_limit`).
+    // No-answer queries: at most 2 hits each (`guess_limit`) unless the floors say otherwise.
     assert!(
-        ours.no_answer_most <= 2,
+        ours.no_answer_most <= floors.no_answer_most,
         "a no-answer query got {} hits",
         ours.no_answer_most
     );
@@ -660,6 +696,7 @@ fn ablation_table() -> anyhow::Result<()> {
         ("held-out", held_out()),
         ("second held-out", second_held_out()),
         ("lookups", fixtures("relevance-lookups")),
+        ("changes", fixtures("relevance-changes")),
     ];
     let labels: Vec<Value> = sets
         .iter()
@@ -787,6 +824,19 @@ fn second_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
         &e,
         Some((&SECOND_HELD_OUT_FLOORS, &SECOND_HELD_OUT_EMBEDDED_FLOORS)),
         false,
+    );
+    Ok(())
+}
+
+/// The changes set: facts that change over time, with a partly stale `MEMORY.md`.
+#[test]
+fn changes_find_the_current_statement() -> anyhow::Result<()> {
+    let e = evaluate(&fixtures("relevance-changes"))?;
+    report(
+        "changes (tests/fixtures/relevance-changes)",
+        &e,
+        Some((&CHANGES_FLOORS, &CHANGES_EMBEDDED_FLOORS)),
+        true,
     );
     Ok(())
 }
