@@ -5,7 +5,9 @@ For each answerable query of each set, embeds the query and every line of the se
 (lines with at least two words, except those opening an HTML comment) and counts the query as found when a line
 of a labelled span of grade >= 2 is among the 5 lines closest by cosine. Prints the share found,
 overall and per kind. Only totals are printed: the held-out sets' per-query results are not
-looked at.
+looked at. Also prints nDCG@5 of those 5 lines as the relevance test scores a page (gains
+2^grade - 1, each labelled span credited once, at the first line inside it), so the model alone
+can be set beside the server's ranking.
 
 Models are local directories, never downloaded:
   potion:DIR   a model2vec directory (tokenizer.json, model.safetensors): a text's vector is
@@ -97,7 +99,7 @@ def found_shares(model, labelled_set):
         queries = json.load(f)["queries"]
     lines = workspace_lines(os.path.join(labelled_set, "workspace"))
     line_vectors = model.embed([text for _, _, text in lines])
-    kinds = {}
+    kinds, ndcgs = {}, []
     for query in queries:
         answers = [s for s in query.get("relevant") or [] if s["grade"] >= 2]
         if not answers:
@@ -109,8 +111,26 @@ def found_shares(model, labelled_set):
             for s in answers
         )
         kinds.setdefault(query["kind"], []).append(found)
+        ndcgs.append(ndcg([lines[i][:2] for i in closest], query["relevant"]))
     every = [f for found in kinds.values() for f in found]
-    return np.mean(every), {kind: np.mean(found) for kind, found in sorted(kinds.items())}
+    per_kind = {kind: np.mean(found) for kind, found in sorted(kinds.items())}
+    return np.mean(every), np.mean(ndcgs), per_kind
+
+
+def ndcg(hits, spans):
+    """nDCG@TOP of one-line hits (file, line) against graded spans, as the relevance test
+    computes it."""
+    credited = [False] * len(spans)
+    dcg = 0.0
+    for rank, (file, line) in enumerate(hits[:TOP]):
+        best = 0
+        for i, span in enumerate(spans):
+            if span["file"] == file and span["start"] <= line <= span["end"] and not credited[i]:
+                best, credited[i] = max(best, span["grade"]), True
+        dcg += (2**best - 1) / np.log2(rank + 2)
+    ideal = sorted((s["grade"] for s in spans), reverse=True)[:TOP]
+    best_dcg = sum((2**g - 1) / np.log2(rank + 2) for rank, g in enumerate(ideal))
+    return dcg / best_dcg if best_dcg else 0.0
 
 
 def load(spec):
@@ -130,11 +150,11 @@ def main(argv):
     models = {spec: load(spec) for spec in argv[:split]}
     for labelled_set in argv[split + 1 :]:
         print(f"\n{labelled_set}: answer line among the {TOP} closest\n")
-        print("| model | all | per kind |\n|---|---:|---|")
+        print("| model | all | per kind | nDCG@5 |\n|---|---:|---|---:|")
         for spec, model in models.items():
-            total, kinds = found_shares(model, labelled_set)
+            total, ndcg_at_5, kinds = found_shares(model, labelled_set)
             per_kind = ", ".join(f"{k} {v:.2f}" for k, v in kinds.items())
-            print(f"| {spec} | {total:.3f} | {per_kind} |")
+            print(f"| {spec} | {total:.3f} | {per_kind} | {ndcg_at_5:.3f} |")
 
 
 if __name__ == "__main__":
