@@ -765,6 +765,39 @@ mod tests {
     }
 
     #[test]
+    fn a_query_no_window_holds_enough_of_gets_weak_guesses_not_nothing() {
+        let dir = TempDir::new().unwrap();
+        write(
+            dir.path(),
+            "MEMORY.md",
+            "# Facts\n\n- Travel insurance with Allianz, renewed in March.\n- Cat: Pixel.\n",
+        );
+        write(
+            dir.path(),
+            "memory/2026-11-20.md",
+            "- Talked about the garden.\n- Booked the dentist.\n",
+        );
+        // Only "travel" is in the notes: a quarter of the query's weight, under the 30 % a hit
+        // needs. The window holding it comes back as a guess, marked weak.
+        let query = "when do my travel documents expire abroad";
+        let hits = index(&dir).search(query, 5, None);
+        assert_eq!(paths(&hits), ["MEMORY.md"]);
+        assert!(hits.iter().all(|h| h.weak));
+        assert!(hits[0].snippet.contains("Travel insurance"));
+        let mut strict = MemoryIndex::new(
+            MemoryStore::new(dir.path().to_path_buf()),
+            RankOptions {
+                guess_below_coverage: false,
+                ..RankOptions::default()
+            },
+        );
+        strict.refresh().unwrap();
+        assert!(strict.search(query, 5, None).is_empty());
+        // Words the notes never use still find nothing at all.
+        assert!(index(&dir).search("kangaroo visa", 5, None).is_empty());
+    }
+
+    #[test]
     fn empty_or_stopword_queries_find_nothing() {
         let dir = TempDir::new().unwrap();
         write(dir.path(), "MEMORY.md", "- the fact\n");

@@ -520,6 +520,9 @@ const ABLATIONS: &[(&str, Switch)] = &[
         o.relative_floor = 0.0;
     }),
     ("guess limit off", |o| o.guess_limit = K),
+    ("guesses below the coverage floor off", |o| {
+        o.guess_below_coverage = false;
+    }),
     ("lines close in meaning off (words only)", |o| {
         o.meaning_similarity = None;
     }),
@@ -532,8 +535,8 @@ const ABLATIONS: &[(&str, Switch)] = &[
 /// fact above the current one in ≤ 5 % of change-over-time queries, and nDCG@5 ≥ BM25 + 0.05,
 /// on every set. The BM25 margin is reached on every set with the model and words only on the
 /// first two; the others are regression floors a little below what each set measured, words
-/// only and with the embedding model, potion-base-8M (tuned 0.697 / 0.702 / 0 of 22 and
-/// 0.822 / 0.845 / 0 of 22; held-out 0.529 / 0.539 / 2 of 14 and 0.667 / 0.711 / 3 of 14),
+/// only and with the embedding model, potion-base-8M (tuned 0.705 / 0.714 / 0 of 22 and
+/// 0.822 / 0.845 / 0 of 22; held-out 0.539 / 0.549 / 2 of 14 and 0.667 / 0.711 / 3 of 14),
 /// so the test fails if the ranking gets worse, not because a target is unmet.
 #[derive(Debug)]
 struct Floors {
@@ -548,8 +551,8 @@ struct Floors {
 }
 
 const TUNED_FLOORS: Floors = Floors {
-    ndcg: 0.68,
-    recall: 0.69,
+    ndcg: 0.69,
+    recall: 0.70,
     superseded_rate: 0.05,
     bm25_margin: BM25_MARGIN,
     no_answer_most: 2,
@@ -564,8 +567,8 @@ const TUNED_EMBEDDED_FLOORS: Floors = Floors {
 };
 
 const HELD_OUT_FLOORS: Floors = Floors {
-    ndcg: 0.51,
-    recall: 0.52,
+    ndcg: 0.52,
+    recall: 0.53,
     superseded_rate: 0.15,
     bm25_margin: BM25_MARGIN,
     no_answer_most: 2,
@@ -612,7 +615,7 @@ const LOOKUP_FLOORS: Floors = Floors {
     no_answer_most: 2,
 };
 
-/// The changes set (issue 14, seventh round: words only 0.338 / 0.329 / 18 of 68, −0.002 against
+/// The changes set (issue 14, seventh round: words only 0.365 / 0.359 / 19 of 68, +0.025 over
 /// plain BM25; with the model 0.383 / 0.379 / 21 of 68, +0.042). Regression floors: every
 /// target of the issue is unmet here. Ten of its 25 `MEMORY.md` lines were never updated after
 /// a change the daily notes record, and a curated statement counts as new as the newest note
@@ -621,10 +624,10 @@ const LOOKUP_FLOORS: Floors = Floors {
 /// no-answer queries hold every word of one note ("What is the name of Dana's dog?": "she knows
 /// the names of half the dogs on the street") and get a confident page of 3 hits.
 const CHANGES_FLOORS: Floors = Floors {
-    ndcg: 0.32,
-    recall: 0.31,
-    superseded_rate: 0.28,
-    bm25_margin: -0.01,
+    ndcg: 0.35,
+    recall: 0.34,
+    superseded_rate: 0.29,
+    bm25_margin: 0.01,
     no_answer_most: 3,
 };
 

@@ -31,6 +31,32 @@ impl MemoryIndex {
     /// The best `limit` hits for `query`. `today` (days since the epoch) feeds the optional
     /// half-life decay. Call [`Self::refresh`] first to see the latest files.
     pub fn search(&self, query: &str, limit: usize, today: Option<i64>) -> Vec<LocalHit> {
+        let min_coverage = self.ranking.min_coverage;
+        let hits = self.search_with(query, limit, today, min_coverage);
+        // Nothing holds enough of the query to be a hit, and nothing is close in meaning: the
+        // windows holding less are a guess worth showing (at most `guess_limit`, marked weak)
+        // rather than an empty page. ("Until what date are her travel documents valid?" holds
+        // only "travel" in the note that answers it, 22 % of the query's weight.)
+        if hits.is_empty() && self.ranking.guess_below_coverage && min_coverage > 0.0 {
+            let guess = limit.min(self.ranking.guess_limit);
+            let mut guesses = self.search_with(query, guess, today, 0.0);
+            for hit in &mut guesses {
+                hit.weak = true;
+            }
+            return guesses;
+        }
+        hits
+    }
+
+    /// [`Self::search`] with windows holding less than `min_coverage` of the query's weight
+    /// left out.
+    fn search_with(
+        &self,
+        query: &str,
+        limit: usize,
+        today: Option<i64>,
+        min_coverage: f32,
+    ) -> Vec<LocalHit> {
         if limit == 0 || self.bm25.is_empty() {
             return Vec::new();
         }
@@ -49,6 +75,7 @@ impl MemoryIndex {
             query,
             today,
             words,
+            min_coverage,
         };
         let mut ranked: Vec<Ranked> = Vec::new();
         for (chunk, held, _) in candidates {
@@ -255,6 +282,8 @@ struct Search<'a> {
     today: Option<i64>,
     /// The query's words as the analyzer sees them (not stemmed), for its meaning.
     words: Vec<String>,
+    /// Share of the query's weight a window must hold to be ranked.
+    min_coverage: f32,
 }
 
 impl Search<'_> {
@@ -276,7 +305,7 @@ impl Search<'_> {
             .collect();
         let weights: Vec<f32> = query.terms.iter().map(|t| t.idf).collect();
         // No window holds more than the whole chunk.
-        if snippet::window_value(&lines, &weights) < ranking.min_coverage * query.total_idf {
+        if snippet::window_value(&lines, &weights) < self.min_coverage * query.total_idf {
             return;
         }
         let section = chunk_mask(&lines);
@@ -291,7 +320,7 @@ impl Search<'_> {
             used[start..=end].fill(true);
             let value = snippet::window_value(&lines[start..=end], &weights);
             let covered = (value / query.total_idf).min(1.0);
-            if covered < ranking.min_coverage {
+            if covered < self.min_coverage {
                 continue;
             }
             let (first, last) = (range.start + start, range.start + end);
