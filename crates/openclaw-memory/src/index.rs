@@ -280,10 +280,11 @@ mod tests {
     }
 
     fn index(dir: &TempDir) -> MemoryIndex {
-        let mut index = MemoryIndex::new(
-            MemoryStore::new(dir.path().to_path_buf()),
-            RankOptions::default(),
-        );
+        index_with(dir, RankOptions::default())
+    }
+
+    fn index_with(dir: &TempDir, ranking: RankOptions) -> MemoryIndex {
+        let mut index = MemoryIndex::new(MemoryStore::new(dir.path().to_path_buf()), ranking);
         index.refresh().unwrap();
         index
     }
@@ -499,14 +500,13 @@ mod tests {
             "- laptop is a ThinkPad\n",
         );
         write(dir.path(), "MEMORY.md", "- laptop is a ThinkPad\n");
-        let mut index = MemoryIndex::new(
-            MemoryStore::new(dir.path().to_path_buf()),
+        let index = index_with(
+            &dir,
             RankOptions {
                 recency_half_life_days: Some(30.0),
                 ..RankOptions::default()
             },
         );
-        index.refresh().unwrap();
         let today = crate::paths::parse_day("2026-06-10");
         let hits = index.search("laptop thinkpad", 5, today);
         assert_eq!(
@@ -784,14 +784,13 @@ mod tests {
         assert_eq!(paths(&hits), ["MEMORY.md"]);
         assert!(hits.iter().all(|h| h.weak));
         assert!(hits[0].snippet.contains("Travel insurance"));
-        let mut strict = MemoryIndex::new(
-            MemoryStore::new(dir.path().to_path_buf()),
+        let strict = index_with(
+            &dir,
             RankOptions {
                 guess_below_coverage: false,
                 ..RankOptions::default()
             },
         );
-        strict.refresh().unwrap();
         assert!(strict.search(query, 5, None).is_empty());
         // Words the notes never use still find nothing at all.
         assert!(index(&dir).search("kangaroo visa", 5, None).is_empty());
@@ -810,14 +809,13 @@ mod tests {
     fn score_floor_drops_weak_hits() {
         let dir = TempDir::new().unwrap();
         write(dir.path(), "MEMORY.md", "- rare word quokka\n");
-        let mut index = MemoryIndex::new(
-            MemoryStore::new(dir.path().to_path_buf()),
+        let index = index_with(
+            &dir,
             RankOptions {
                 min_score: 1_000.0,
                 ..RankOptions::default()
             },
         );
-        index.refresh().unwrap();
         assert!(index.search("quokka", 5, None).is_empty());
     }
 }
