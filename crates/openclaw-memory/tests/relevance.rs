@@ -13,7 +13,9 @@
 //! are not looked at, only their totals.
 //!
 //! `RELEVANCE_SET=DIR` scores another set in the same format (`DIR/workspace`,
-//! `DIR/queries.json`) as a held-out set. `cargo test -p openclaw-memory --test relevance --
+//! `DIR/queries.json`) as a held-out set. `RELEVANCE_ABLATION=1` prints the ablation table and
+//! `RELEVANCE_CEILING=1` the best a perfect re-ranker could do with the candidates the search
+//! finds. `cargo test -p openclaw-memory --test relevance --
 //! --nocapture` shows the tables.
 #![expect(
     clippy::cast_precision_loss,
@@ -840,6 +842,127 @@ fn changes_find_the_current_statement() -> anyhow::Result<()> {
         &e,
         Some((&CHANGES_FLOORS, &CHANGES_EMBEDDED_FLOORS)),
         true,
+    );
+    Ok(())
+}
+
+/// Hits of the candidate pool the ceiling picks from: word windows and lines close in meaning,
+/// taking turns, for every query.
+const POOL: usize = 40;
+
+/// The best page of `K` a perfect re-ranker could pick from the first `n` hits of `pool`,
+/// picked greedily (each next hit the one adding most nDCG@5), so a lower bound on the exact
+/// best by a hair.
+fn best_page(pool: &[Hit], n: usize, relevant: &[Span]) -> f64 {
+    let mut page: Vec<Hit> = Vec::with_capacity(K);
+    let mut left: Vec<&Hit> = pool.iter().take(n).collect();
+    while page.len() < K && !left.is_empty() {
+        let gain = |h: &Hit| {
+            let mut with = page.clone();
+            with.push(h.clone());
+            score(&with, relevant).0
+        };
+        let Some((i, _)) = left
+            .iter()
+            .enumerate()
+            .max_by(|a, b| gain(a.1).total_cmp(&gain(b.1)).then(b.0.cmp(&a.0)))
+        else {
+            break;
+        };
+        page.push(left.remove(i).clone());
+    }
+    score(&page, relevant).0
+}
+
+/// How much of the gap to the targets re-ranking could close: for each set, nDCG@5 of the page
+/// the search returns, and of the best page a perfect re-ranker could pick from the first 5,
+/// 10, 20 and 40 candidates the search finds when no floor, guess limit or meaning threshold
+/// cuts them (word windows and close lines taking turns). Run with `RELEVANCE_CEILING=1` (and
+/// the embedding model); the table goes into BENCHMARKS.md. Totals only, so the held-out sets
+/// stay held out.
+#[test]
+fn ceiling_table() -> anyhow::Result<()> {
+    if std::env::var_os("RELEVANCE_CEILING").is_none() {
+        return Ok(());
+    }
+    let Some(model) = word_model() else {
+        anyhow::bail!("the ceiling is measured with the embedding model; none was found");
+    };
+    let pool_options = RankOptions {
+        min_coverage: 0.0,
+        relative_floor: 0.0,
+        // Every search a guess, so the lines close in meaning always join the pool.
+        confident_coverage: f32::INFINITY,
+        guess_limit: POOL,
+        meaning_similarity: Some(0.0),
+        ..RankOptions::default()
+    };
+    let sizes = [5, 10, 20, POOL];
+    let mut out = String::from("| set | search | page |");
+    for n in sizes {
+        let _ = write!(out, " best of {n} |");
+    }
+    out.push_str("\n|---|---|---:|");
+    out.push_str(&"---:|".repeat(sizes.len()));
+    out.push('\n');
+    for (name, set) in [
+        ("tuned", fixtures("relevance")),
+        ("held-out", held_out()),
+        ("second held-out", second_held_out()),
+        ("lookups", fixtures("relevance-lookups")),
+        ("changes", fixtures("relevance-changes")),
+    ] {
+        let labels = labels(&set)?;
+        let today = labels["today"]
+            .as_str()
+            .and_then(openclaw_memory::parse_day);
+        for (search, model) in [
+            ("with the model", Some(model.clone())),
+            ("words only", None),
+        ] {
+            let searcher = |options: RankOptions| -> anyhow::Result<MemoryIndex> {
+                let store = MemoryStore::new(workspace(&set, &labels));
+                let mut index = MemoryIndex::new(store, options);
+                index.refresh()?;
+                index.use_word_model(model.clone());
+                Ok(index)
+            };
+            let (shipped, pooled) = (searcher(RankOptions::default())?, searcher(pool_options)?);
+            let mut page = Sums::default();
+            let mut best = vec![Sums::default(); sizes.len()];
+            for query in labels["queries"].as_array().context("queries")? {
+                let text = query["query"].as_str().context("query text")?;
+                let relevant: Vec<Span> = query["relevant"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Span::parse).collect())
+                    .unwrap_or_default();
+                if relevant.is_empty() {
+                    continue;
+                }
+                let hits: Vec<Hit> = shipped
+                    .search(text, K, today)
+                    .iter()
+                    .map(Hit::from)
+                    .collect();
+                page.add(score(&hits, &relevant).0, 0.0, 0.0);
+                let pool: Vec<Hit> = pooled
+                    .search(text, POOL, today)
+                    .iter()
+                    .map(Hit::from)
+                    .collect();
+                for (sums, &n) in best.iter_mut().zip(&sizes) {
+                    sums.add(best_page(&pool, n, &relevant), 0.0, 0.0);
+                }
+            }
+            let _ = write!(out, "| {name} | {search} | {:.3} |", page.mean().0);
+            for sums in &best {
+                let _ = write!(out, " {:.3} |", sums.mean().0);
+            }
+            out.push('\n');
+        }
+    }
+    eprintln!(
+        "nDCG@5 of the page, and of the best page picked from the first N candidates:\n\n{out}"
     );
     Ok(())
 }
