@@ -854,8 +854,8 @@ const POOL: usize = 40;
 const GUESS_CANDIDATES: usize = 10;
 
 /// The best page of `picks` hits a perfect re-ranker could make from the first `n` hits of
-/// `pool`, picked greedily (each next hit the one adding most nDCG@5), so a lower bound on the
-/// exact best by a hair.
+/// `pool`, picked greedily (each next hit the one adding most nDCG@5): a lower bound on the best
+/// possible page.
 fn best_page(pool: &[Hit], n: usize, picks: usize, relevant: &[Span]) -> f64 {
     let mut page: Vec<Hit> = Vec::with_capacity(picks);
     let mut left: Vec<&Hit> = pool.iter().take(n).collect();
