@@ -290,19 +290,21 @@ impl Measured {
     }
 }
 
+/// The spans a labelled query lists under `key` ("relevant" or "superseded").
+fn spans(query: &Value, key: &str) -> Vec<Span> {
+    query[key]
+        .as_array()
+        .map(|a| a.iter().filter_map(Span::parse).collect())
+        .unwrap_or_default()
+}
+
 /// Scores `rank` on every query of `labels`.
 fn measure(labels: &Value, mut rank: impl FnMut(&str) -> Vec<Hit>) -> anyhow::Result<Measured> {
     let mut m = Measured::default();
     for query in labels["queries"].as_array().context("queries")? {
         let text = query["query"].as_str().context("query text")?;
         let kind = query["kind"].as_str().unwrap_or("other").to_owned();
-        let spans = |key: &str| -> Vec<Span> {
-            query[key]
-                .as_array()
-                .map(|a| a.iter().filter_map(Span::parse).collect())
-                .unwrap_or_default()
-        };
-        let (relevant, superseded) = (spans("relevant"), spans("superseded"));
+        let (relevant, superseded) = (spans(query, "relevant"), spans(query, "superseded"));
         let hits = rank(text);
         if relevant.is_empty() {
             m.no_answer += 1;
@@ -440,15 +442,31 @@ fn ours(
     options: RankOptions,
     model: Option<Arc<WordModel>>,
 ) -> anyhow::Result<Measured> {
-    let today = labels["today"]
-        .as_str()
-        .and_then(openclaw_memory::parse_day);
-    let mut index = MemoryIndex::new(MemoryStore::new(workspace(set, labels)), options);
-    index.refresh()?;
-    index.use_word_model(model);
+    let today = today(labels);
+    let index = searcher(set, labels, options, model)?;
     measure(labels, |text| {
         index.search(text, K, today).iter().map(Hit::from).collect()
     })
+}
+
+/// The day a set's queries are asked on (days since the epoch), for the optional decay.
+fn today(labels: &Value) -> Option<i64> {
+    labels["today"]
+        .as_str()
+        .and_then(openclaw_memory::parse_day)
+}
+
+/// The index of a set's workspace with `options`, using `model` for lines close in meaning.
+fn searcher(
+    set: &Path,
+    labels: &Value,
+    options: RankOptions,
+    model: Option<Arc<WordModel>>,
+) -> anyhow::Result<MemoryIndex> {
+    let mut index = MemoryIndex::new(MemoryStore::new(workspace(set, labels)), options);
+    index.refresh()?;
+    index.use_word_model(model);
+    Ok(index)
 }
 
 /// One labelled set: our ranking and the baseline, measured in the same run.
@@ -714,6 +732,18 @@ fn third_held_out() -> PathBuf {
     fixtures("relevance-holdout-3")
 }
 
+/// Every set the ablation and the ceiling cover, by name.
+fn every_set() -> [(&'static str, PathBuf); 6] {
+    [
+        ("tuned", fixtures("relevance")),
+        ("held-out", held_out()),
+        ("second held-out", second_held_out()),
+        ("third held-out", third_held_out()),
+        ("lookups", fixtures("relevance-lookups")),
+        ("changes", fixtures("relevance-changes")),
+    ]
+}
+
 /// Every component off in turn, nDCG@5 on every set (totals only, overall and per kind), with
 /// the embedding model and words only. Run with `RELEVANCE_ABLATION=1`; the tables go into
 /// BENCHMARKS.md.
@@ -722,14 +752,7 @@ fn ablation_table() -> anyhow::Result<()> {
     if std::env::var_os("RELEVANCE_ABLATION").is_none() {
         return Ok(());
     }
-    let sets = [
-        ("tuned", fixtures("relevance")),
-        ("held-out", held_out()),
-        ("second held-out", second_held_out()),
-        ("third held-out", third_held_out()),
-        ("lookups", fixtures("relevance-lookups")),
-        ("changes", fixtures("relevance-changes")),
-    ];
+    let sets = every_set();
     let labels: Vec<Value> = sets
         .iter()
         .map(|(_, s)| labels(s))
@@ -942,14 +965,7 @@ fn ceiling_table() -> anyhow::Result<()> {
     out.push_str(" guesses: best 2 of 10 |\n|---|---|---:|");
     out.push_str(&"---:|".repeat(CEILING_SIZES.len() + 1));
     out.push('\n');
-    for (name, set) in [
-        ("tuned", fixtures("relevance")),
-        ("held-out", held_out()),
-        ("second held-out", second_held_out()),
-        ("third held-out", third_held_out()),
-        ("lookups", fixtures("relevance-lookups")),
-        ("changes", fixtures("relevance-changes")),
-    ] {
+    for (name, set) in every_set() {
         for (search, model) in [("with the model", Some(&model)), ("words only", None)] {
             let row = ceiling_row(&set, model)?;
             let _ = write!(out, "| {name} | {search} |");
@@ -970,17 +986,10 @@ fn ceiling_table() -> anyhow::Result<()> {
 /// best guesses.
 fn ceiling_row(set: &Path, model: Option<&Arc<WordModel>>) -> anyhow::Result<Vec<Sums>> {
     let labels = labels(set)?;
-    let today = labels["today"]
-        .as_str()
-        .and_then(openclaw_memory::parse_day);
-    let searcher = |options: RankOptions| -> anyhow::Result<MemoryIndex> {
-        let mut index = MemoryIndex::new(MemoryStore::new(workspace(set, &labels)), options);
-        index.refresh()?;
-        index.use_word_model(model.cloned());
-        Ok(index)
-    };
-    let shipped = searcher(RankOptions::default())?;
-    let uncut = searcher(RankOptions {
+    let today = today(&labels);
+    let index_with = |options| searcher(set, &labels, options, model.cloned());
+    let shipped = index_with(RankOptions::default())?;
+    let uncut = index_with(RankOptions {
         min_coverage: 0.0,
         relative_floor: 0.0,
         // Every search a guess, so the lines close in meaning always join the pool.
@@ -989,7 +998,7 @@ fn ceiling_row(set: &Path, model: Option<&Arc<WordModel>>) -> anyhow::Result<Vec
         meaning_similarity: Some(0.0),
         ..RankOptions::default()
     })?;
-    let unlimited = searcher(RankOptions {
+    let unlimited = index_with(RankOptions {
         guess_limit: GUESS_CANDIDATES,
         ..RankOptions::default()
     })?;
@@ -1005,10 +1014,7 @@ fn ceiling_row(set: &Path, model: Option<&Arc<WordModel>>) -> anyhow::Result<Vec
     let mut row = vec![Sums::default(); CEILING_SIZES.len() + 2];
     for query in labels["queries"].as_array().context("queries")? {
         let text = query["query"].as_str().context("query text")?;
-        let relevant: Vec<Span> = query["relevant"]
-            .as_array()
-            .map(|a| a.iter().filter_map(Span::parse).collect())
-            .unwrap_or_default();
+        let relevant = spans(query, "relevant");
         if relevant.is_empty() {
             continue;
         }
