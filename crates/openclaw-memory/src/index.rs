@@ -663,6 +663,10 @@ mod tests {
         // The words of one note: that note, not newer ones holding only the commoner half.
         let hits = index.search("switched Luis", 5, None);
         assert_eq!(paths(&hits)[0], "memory/2025-09-11.md", "{hits:#?}");
+        // Also when the newer notes hold most of the query's weight, but only some of its
+        // words: Luis comes up often, "better savings" is most of the query.
+        let hits = index.search("better Luis savings", 5, None);
+        assert_eq!(paths(&hits)[0], "memory/2025-09-11.md", "{hits:#?}");
         // A question asks what is true now: the newer statement, though it does not name her.
         let hits = index.search("What phone does Maya have?", 5, None);
         assert_eq!(paths(&hits)[0], "memory/2026-06-04.md", "{hits:#?}");

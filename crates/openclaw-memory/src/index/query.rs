@@ -107,28 +107,7 @@ impl MemoryIndex {
         let floor = best * self.ranking.relative_floor;
         ranked.retain(|r| r.relevance >= floor && r.score >= self.ranking.min_score);
         if self.ranking.current_facts {
-            let terms = &search.query.terms;
-            let idf = |mask: u64| -> f32 {
-                (0..terms.len())
-                    .filter(|q| mask & (1 << q) != 0)
-                    .map(|q| terms[q].idf)
-                    .sum()
-            };
-            // A lookup names a statement by its words: one whose section holds most of them is
-            // not displaced by a newer one holding less ("Luis switched banks" is not "Tariq
-            // switched banks" of a later note). A question asks what is true now, and the newer
-            // statement may word it differently ("The user switched to a Pixel 9" answers "What
-            // phone does Maya have?" over "Maya's phone is an iPhone 12").
-            let keep = self.ranking.lookups_keep_matches && !search.query.question;
-            let answers =
-                |f: &Fact| idf(f.terms) >= self.ranking.confident_coverage * search.query.total_idf;
-            let rest = ranked.split_off(ranked.len().min(CURRENT_DEPTH));
-            ranked = current::newest_first(
-                ranked,
-                |r| self.fact(r, &search.query),
-                |a, b| current::same_subject(a, b, idf) && !(keep && answers(a) && !answers(b)),
-            );
-            ranked.extend(rest);
+            ranked = self.current_first(ranked, &search.query);
         }
         // When no section holds most of the query, the search is a guess: return only the few
         // best guesses, marked weak, instead of a page of them.
@@ -181,6 +160,39 @@ impl MemoryIndex {
         }
         take_turn(&mut hits, &mut close, limit, limit);
         hits
+    }
+
+    /// Statements of the same subject among the first [`CURRENT_DEPTH`] windows, newest first
+    /// ([`current`]); the windows past them keep their places.
+    fn current_first(&self, mut ranked: Vec<Ranked>, query: &Query) -> Vec<Ranked> {
+        let terms = &query.terms;
+        let idf = |mask: u64| -> f32 {
+            (0..terms.len())
+                .filter(|q| mask & (1 << q) != 0)
+                .map(|q| terms[q].idf)
+                .sum()
+        };
+        // A lookup names a statement by its words: one whose section holds most of them is
+        // not displaced by a newer one holding less, either under that share or only some
+        // of the words it holds ("better Luis savings" names "Luis switched banks to get a
+        // better savings rate", not "Tariq switched banks …" of a later note, though Luis
+        // comes up so often that "better savings" is most of the query). A question asks
+        // what is true now, and the newer statement may word it differently ("The user
+        // switched to a Pixel 9" answers "What phone does Maya have?" over "Maya's phone is
+        // an iPhone 12").
+        let keep = self.ranking.lookups_keep_matches && !query.question;
+        let answers = |f: &Fact| idf(f.terms) >= self.ranking.confident_coverage * query.total_idf;
+        let holds_less = |a: &Fact, b: &Fact| {
+            !answers(b) || (a.terms & b.terms == b.terms && a.terms != b.terms)
+        };
+        let rest = ranked.split_off(ranked.len().min(CURRENT_DEPTH));
+        ranked = current::newest_first(
+            ranked,
+            |r| self.fact(r, query),
+            |a, b| current::same_subject(a, b, idf) && !(keep && answers(a) && holds_less(a, b)),
+        );
+        ranked.extend(rest);
+        ranked
     }
 
     /// The chunks worth ranking windows of: by how much of the query a chunk holds
