@@ -173,23 +173,20 @@ impl MemoryIndex {
                 .sum()
         };
         // A lookup names a statement by its words: one whose section holds most of them is
-        // not displaced by a newer one holding less, either under that share or only some
-        // of the words it holds ("better Luis savings" names "Luis switched banks to get a
-        // better savings rate", not "Tariq switched banks …" of a later note, though Luis
-        // comes up so often that "better savings" is most of the query). A question asks
-        // what is true now, and the newer statement may word it differently ("The user
-        // switched to a Pixel 9" answers "What phone does Maya have?" over "Maya's phone is
-        // an iPhone 12").
+        // not displaced by a newer one holding less ("switched Luis" names "Luis switched
+        // banks", not "Tariq switched banks" of a later note). Holding less means less of the
+        // query's weight, not fewer of its words: "Maya manager" asks who her manager is now,
+        // and "Manager: Priya" holds most of that query without the common "Maya". A question
+        // asks what is true now, and the newer statement may word it differently ("The user
+        // switched to a Pixel 9" answers "What phone does Maya have?" over "Maya's phone is an
+        // iPhone 12").
         let keep = self.ranking.lookups_keep_matches && !query.question;
         let answers = |f: &Fact| idf(f.terms) >= self.ranking.confident_coverage * query.total_idf;
-        let holds_less = |a: &Fact, b: &Fact| {
-            !answers(b) || (a.terms & b.terms == b.terms && a.terms != b.terms)
-        };
         let rest = ranked.split_off(ranked.len().min(CURRENT_DEPTH));
         ranked = current::newest_first(
             ranked,
             |r| self.fact(r, query),
-            |a, b| current::same_subject(a, b, idf) && !(keep && answers(a) && holds_less(a, b)),
+            |a, b| current::same_subject(a, b, idf) && !(keep && answers(a) && !answers(b)),
         );
         ranked.extend(rest);
         ranked

@@ -67,9 +67,8 @@ pub struct RankOptions {
     pub current_facts: bool,
     /// In a lookup (a query that is not a question: "Luis switched banks"), a window whose
     /// section holds most of the query ([`Self::confident_coverage`]) keeps its place in its
-    /// group against newer ones holding less: under that share, or only some of the query
-    /// words it holds. A question ("What phone does Maya have?") asks what is true now, and a
-    /// newer statement may word it differently.
+    /// group against newer ones holding less than that share. A question ("What phone does
+    /// Maya have?") asks what is true now, and a newer statement may word it differently.
     pub lookups_keep_matches: bool,
     /// When the search is a guess (no section holds most of the query) and an embedding model
     /// is in use, the lines closest in meaning to the query, with at least this cosine
