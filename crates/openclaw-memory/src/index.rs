@@ -279,6 +279,13 @@ mod tests {
         std::fs::write(path, text).unwrap();
     }
 
+    /// Writes each `(day, text)` as the daily note `memory/{day}.md`.
+    fn write_notes<'a>(root: &Path, notes: impl IntoIterator<Item = (&'a str, &'a str)>) {
+        for (day, text) in notes {
+            write(root, &format!("memory/{day}.md"), &format!("{text}\n"));
+        }
+    }
+
     fn index(dir: &TempDir) -> MemoryIndex {
         index_with(dir, RankOptions::default())
     }
@@ -652,13 +659,7 @@ mod tests {
             ("2025-01-05", "- Maya walked to work."),
             ("2025-01-06", "- Maya walked to work again."),
         ];
-        for (day, text) in notes {
-            write(
-                dir.path(),
-                &format!("memory/{day}.md"),
-                &format!("{text}\n"),
-            );
-        }
+        write_notes(dir.path(), notes);
         let index = index(&dir);
         // The words of one note: that note, not newer ones holding only the commoner half.
         let hits = index.search("switched Luis", 5, None);
@@ -680,16 +681,11 @@ mod tests {
         ];
         // The user's name is in most notes: a lookup naming her holds little weight with it.
         let days: Vec<String> = (1..=20).map(|d| format!("2025-03-{d:02}")).collect();
-        for day in &days {
-            notes.push((day, "- Maya walked to work."));
-        }
-        for (day, text) in notes {
-            write(
-                dir.path(),
-                &format!("memory/{day}.md"),
-                &format!("{text}\n"),
-            );
-        }
+        notes.extend(
+            days.iter()
+                .map(|day| (day.as_str(), "- Maya walked to work.")),
+        );
+        write_notes(dir.path(), notes);
         // "Maya manager" asks who her manager is now: the newer statement, although only the
         // older one holds every word of the query.
         let hits = index(&dir).search("Maya manager", 5, None);
