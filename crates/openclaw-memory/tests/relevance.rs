@@ -711,6 +711,26 @@ fn check(ours: &Measured, baseline: &Measured, floors: &Floors) {
     );
 }
 
+/// Scores the fixture set `set` and checks it against `floors` (words only, with the model),
+/// titled with its name and its folder under `tests/fixtures/`; `misses` lists the queries it
+/// does worst on (tuning sets only: a held-out set shows its totals alone).
+fn check_set(
+    name: &str,
+    set: &Path,
+    floors: (&Floors, &Floors),
+    misses: bool,
+) -> anyhow::Result<()> {
+    let e = evaluate(set)?;
+    let folder = set.file_name().unwrap_or_default().to_string_lossy();
+    report(
+        &format!("{name} (tests/fixtures/{folder})"),
+        &e,
+        Some(floors),
+        misses,
+    );
+    Ok(())
+}
+
 fn fixtures(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures")).join(name)
 }
@@ -826,14 +846,12 @@ fn ablation_table() -> anyhow::Result<()> {
 
 #[test]
 fn local_search_meets_the_relevance_targets_on_the_tuned_set() -> anyhow::Result<()> {
-    let e = evaluate(&fixtures("relevance"))?;
-    report(
-        "tuned set (tests/fixtures/relevance)",
-        &e,
-        Some((&TUNED_FLOORS, &TUNED_EMBEDDED_FLOORS)),
+    check_set(
+        "tuned set",
+        &fixtures("relevance"),
+        (&TUNED_FLOORS, &TUNED_EMBEDDED_FLOORS),
         true,
-    );
-    Ok(())
+    )
 }
 
 /// The held-out set (or `RELEVANCE_SET`): totals only, against the baseline from the same run.
@@ -860,53 +878,45 @@ fn held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
 /// The lookups set: a few words of one line of the tuned workspace must find that line.
 #[test]
 fn lookups_find_the_line_they_quote() -> anyhow::Result<()> {
-    let e = evaluate(&fixtures("relevance-lookups"))?;
-    report(
-        "lookups (tests/fixtures/relevance-lookups)",
-        &e,
-        Some((&LOOKUP_FLOORS, &LOOKUP_FLOORS)),
+    check_set(
+        "lookups",
+        &fixtures("relevance-lookups"),
+        (&LOOKUP_FLOORS, &LOOKUP_FLOORS),
         true,
-    );
-    Ok(())
+    )
 }
 
 /// The second held-out set: totals only, against the baseline from the same run.
 #[test]
 fn second_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
-    let e = evaluate(&second_held_out())?;
-    report(
-        "second held-out set (tests/fixtures/relevance-holdout-2)",
-        &e,
-        Some((&SECOND_HELD_OUT_FLOORS, &SECOND_HELD_OUT_EMBEDDED_FLOORS)),
+    check_set(
+        "second held-out set",
+        &second_held_out(),
+        (&SECOND_HELD_OUT_FLOORS, &SECOND_HELD_OUT_EMBEDDED_FLOORS),
         false,
-    );
-    Ok(())
+    )
 }
 
 /// The third held-out set: totals only, against the baseline from the same run.
 #[test]
 fn third_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
-    let e = evaluate(&third_held_out())?;
-    report(
-        "third held-out set (tests/fixtures/relevance-holdout-3)",
-        &e,
-        Some((&THIRD_HELD_OUT_FLOORS, &THIRD_HELD_OUT_EMBEDDED_FLOORS)),
+    check_set(
+        "third held-out set",
+        &third_held_out(),
+        (&THIRD_HELD_OUT_FLOORS, &THIRD_HELD_OUT_EMBEDDED_FLOORS),
         false,
-    );
-    Ok(())
+    )
 }
 
 /// The changes set: facts that change over time, with a partly stale `MEMORY.md`.
 #[test]
 fn changes_find_the_current_statement() -> anyhow::Result<()> {
-    let e = evaluate(&fixtures("relevance-changes"))?;
-    report(
-        "changes (tests/fixtures/relevance-changes)",
-        &e,
-        Some((&CHANGES_FLOORS, &CHANGES_EMBEDDED_FLOORS)),
+    check_set(
+        "changes",
+        &fixtures("relevance-changes"),
+        (&CHANGES_FLOORS, &CHANGES_EMBEDDED_FLOORS),
         true,
-    );
-    Ok(())
+    )
 }
 
 /// Hits of the candidate pool the ceiling picks from: word windows and lines close in meaning,
