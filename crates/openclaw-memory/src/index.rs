@@ -7,6 +7,8 @@
 pub mod bm25;
 /// Keeping the index fresh: refresh, add and remove files.
 mod build;
+/// Curated statements the dated notes record as changed.
+mod change;
 /// Line-ranged chunking.
 pub mod chunk;
 /// Which fact is current: same-subject windows, newest first.
@@ -690,6 +692,52 @@ mod tests {
         // older one holds every word of the query.
         let hits = index(&dir).search("Maya manager", 5, None);
         assert_eq!(paths(&hits)[0], "memory/2026-01-12.md", "{hits:#?}");
+    }
+
+    #[test]
+    fn a_curated_line_the_notes_record_as_changed_follows_the_note_that_changed_it() {
+        let dir = TempDir::new().unwrap();
+        write(
+            dir.path(),
+            "MEMORY.md",
+            "# Memory\n\n## Habits\n- Gym: PureGym, Kirkstall Road.\n- Bank: BECU checking (moved from Chase in February 2026).\n",
+        );
+        let mut notes = vec![
+            ("2025-03-01", "PureGym at six, legs day."),
+            (
+                "2026-02-09",
+                "Moved her checking account from Chase to BECU.",
+            ),
+            (
+                "2026-05-06",
+                "Cancelled PureGym and joined Bodyworks near the new house.",
+            ),
+        ];
+        let days: Vec<String> = (1..=20).map(|d| format!("2025-04-{d:02}")).collect();
+        notes.extend(days.iter().map(|day| (day.as_str(), "- Walked to work.")));
+        write_notes(dir.path(), notes);
+
+        // "Gym: PureGym" was never updated; the note that cancelled PureGym comes first.
+        let hits = index(&dir).search("gym", 5, None);
+        let first: Vec<&str> = hits.iter().take(2).map(|h| h.snippet.as_str()).collect();
+        assert_eq!(
+            first,
+            [
+                "Cancelled PureGym and joined Bodyworks near the new house.",
+                "- Gym: PureGym, Kirkstall Road."
+            ],
+            "{hits:#?}"
+        );
+        // A note moving *to* the curated value confirms it: nothing goes above it.
+        let hits = index(&dir).search("bank", 5, None);
+        assert_eq!(paths(&hits)[0], "MEMORY.md", "{hits:#?}");
+        // Switched off, the stale line is the page.
+        let ranking = RankOptions {
+            recorded_changes: false,
+            ..RankOptions::default()
+        };
+        let hits = index_with(&dir, ranking).search("gym", 5, None);
+        assert_eq!(paths(&hits)[0], "MEMORY.md", "{hits:#?}");
     }
 
     #[test]

@@ -535,6 +535,7 @@ const ABLATIONS: &[(&str, Switch)] = &[
     ("lookups keep their matches off", |o| {
         o.lookups_keep_matches = false;
     }),
+    ("recorded changes off", |o| o.recorded_changes = false),
     ("coverage floors off", |o| {
         o.min_coverage = 0.0;
         o.relative_floor = 0.0;
@@ -553,8 +554,8 @@ const ABLATIONS: &[(&str, Switch)] = &[
 
 /// What a set must score. Issue 14's targets are nDCG@5 ≥ 0.88, recall@5 ≥ 0.93, a superseded
 /// fact above the current one in ≤ 5 % of change-over-time queries, and nDCG@5 ≥ BM25 + 0.05,
-/// on every set. The BM25 margin is reached on every set with the model and words only on the
-/// first two; the others are regression floors a little below what each set measured, words
+/// on every set. The BM25 margin is reached on every set with the model and words only on all
+/// but the second held-out set and the lookups; the others are regression floors a little below what each set measured, words
 /// only and with the embedding model, potion-base-8M (tuned 0.705 / 0.714 / 0 of 22 and
 /// 0.822 / 0.845 / 0 of 22; held-out 0.539 / 0.549 / 2 of 14 and 0.667 / 0.711 / 3 of 14),
 /// so the test fails if the ranking gets worse, not because a target is unmet.
@@ -605,8 +606,8 @@ const HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     no_answer_most: 2,
 };
 
-/// The second held-out set (words only 0.643 / 0.672 / 0 of 23, +0.042 over BM25; with the
-/// model 0.713 / 0.753 / 0 of 23, +0.112). Words only it misses the issue's +0.05 margin, so
+/// The second held-out set (words only 0.647 / 0.675 / 0 of 23, +0.046 over BM25; with the
+/// model 0.715 / 0.753 / 0 of 23, +0.113). Words only it misses the issue's +0.05 margin, so
 /// its floor there is a regression floor like the others.
 const SECOND_HELD_OUT_FLOORS: Floors = Floors {
     ndcg: 0.63,
@@ -624,9 +625,10 @@ const SECOND_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     no_answer_most: 2,
 };
 
-/// The third held-out set, measured once when it was added (issue 14, eighth round, no ranking
-/// change after): words only 0.529 / 0.565 / 3 of 21, +0.078 over plain BM25; with the model
-/// 0.608 / 0.655 / 3 of 21, +0.158. Regression floors, like the others.
+/// The third held-out set, measured when it was added (issue 14, eighth round): words only
+/// 0.529 / 0.565 / 3 of 21, +0.078 over plain BM25; with the model 0.608 / 0.655 / 3 of 21,
+/// +0.158. With the recorded changes (tenth round) 0.527 / 0.565 / 2 of 21 and 0.610 / 0.655 /
+/// 2 of 21. Regression floors, like the others.
 const THIRD_HELD_OUT_FLOORS: Floors = Floors {
     ndcg: 0.52,
     recall: 0.55,
@@ -654,27 +656,29 @@ const LOOKUP_FLOORS: Floors = Floors {
     no_answer_most: 2,
 };
 
-/// The changes set (issue 14, seventh round: words only 0.365 / 0.359 / 19 of 68, +0.025 over
-/// plain BM25; with the model 0.383 / 0.379 / 21 of 68, +0.042). Regression floors: every
-/// target of the issue is unmet here. Ten of its 25 `MEMORY.md` lines were never updated after
-/// a change the daily notes record, and a curated statement counts as new as the newest note
-/// (see `current.rs`), so a stale one wins its group; most changes are worded without the
-/// subject's word ("Cancelled PureGym and joined Bodyworks" for the gym). Two of its eight
+/// The changes set (issue 14, tenth round: words only 0.407 / 0.387 / 11 of 68, +0.067 over
+/// plain BM25; with the model 0.440 / 0.431 / 13 of 68, +0.099; before the recorded changes
+/// 0.365 / 0.359 / 19 of 68 and 0.383 / 0.379 / 21 of 68). The BM25 margin is met; nDCG@5,
+/// recall and stale are regression floors. Ten of its 25 `MEMORY.md` lines were never updated
+/// after a change the daily notes record, and a curated statement counts as new as the newest
+/// note (see `current.rs`); where a note names the old value as left behind ("Cancelled PureGym
+/// and joined Bodyworks"), that note now comes first (see `change.rs`), but most changes are
+/// worded without such a word ("Picked up a used Kia Niro EV" for the car). Two of its eight
 /// no-answer queries hold every word of one note ("What is the name of Dana's dog?": "she knows
 /// the names of half the dogs on the street") and get a confident page of 3 hits.
 const CHANGES_FLOORS: Floors = Floors {
-    ndcg: 0.35,
-    recall: 0.34,
-    superseded_rate: 0.29,
-    bm25_margin: 0.01,
+    ndcg: 0.39,
+    recall: 0.37,
+    superseded_rate: 0.19,
+    bm25_margin: BM25_MARGIN,
     no_answer_most: 3,
 };
 
 const CHANGES_EMBEDDED_FLOORS: Floors = Floors {
-    ndcg: 0.37,
-    recall: 0.36,
-    superseded_rate: 0.32,
-    bm25_margin: 0.03,
+    ndcg: 0.42,
+    recall: 0.41,
+    superseded_rate: 0.22,
+    bm25_margin: BM25_MARGIN,
     no_answer_most: 3,
 };
 

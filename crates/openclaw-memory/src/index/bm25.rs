@@ -353,6 +353,16 @@ impl Bm25Index {
         ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
     }
 
+    /// The live chunks holding `term`, in id order.
+    pub fn chunks_with(&self, term: TermId) -> impl Iterator<Item = ChunkId> + '_ {
+        self.postings
+            .get(term as usize)
+            .into_iter()
+            .flat_map(|list| list.iter())
+            .map(|&entry| unpack(entry).0)
+            .filter(|&chunk| self.chunks.get(chunk as usize).is_some_and(|s| s.alive))
+    }
+
     /// Adds `weight × BM25(term)` for every live chunk holding `term` into `scores`, and
     /// `weight × IDF(term)` into `covered` (how much of the query the chunk holds, whatever its
     /// length; both indexed by chunk id, sized [`Self::slots`]).

@@ -224,10 +224,21 @@ impl MemoryIndex {
         (lines, closest)
     }
 
-    /// The hit quoting a close line: the line, or a lone heading with the lines under it.
+    /// The hit quoting a close line, marked weak: a guess.
     pub(super) fn close_hit(&self, close: Close) -> Option<LocalHit> {
-        let file = self.files.get(close.file as usize)?.as_ref()?;
-        let line = close.line as usize;
+        self.line_hit(close.file, close.line as usize, close.similarity, true)
+    }
+
+    /// The hit quoting line `line` of the file in slot `file`: the line, or a lone heading with
+    /// the lines under it.
+    pub(super) fn line_hit(
+        &self,
+        file: u32,
+        line: usize,
+        score: f32,
+        weak: bool,
+    ) -> Option<LocalHit> {
+        let file = self.files.get(file as usize)?.as_ref()?;
         let chunk = file
             .chunks
             .iter()
@@ -249,8 +260,8 @@ impl MemoryIndex {
             path: file.path.clone(),
             start_line: window.start + 1,
             end_line: window.end + 1,
-            score: close.similarity,
-            weak: true,
+            score,
+            weak,
             snippet: snippet::text(window, |i| file.line(i)),
         })
     }

@@ -159,6 +159,9 @@ impl MemoryIndex {
             }
         }
         take_turn(&mut hits, &mut close, limit, limit);
+        if self.ranking.recorded_changes {
+            hits = self.changes_first(hits, limit);
+        }
         hits
     }
 

@@ -70,6 +70,10 @@ pub struct RankOptions {
     /// group against newer ones holding less than that share. A question ("What phone does
     /// Maya have?") asks what is true now, and a newer statement may word it differently.
     pub lookups_keep_matches: bool,
+    /// A hit from an undated file (`MEMORY.md`) whose value a dated note records leaving
+    /// ("Gym: PureGym" and "Cancelled PureGym and joined Bodyworks") is preceded on the page by
+    /// that note ([`change`](super::change)).
+    pub recorded_changes: bool,
     /// When the search is a guess (no section holds most of the query) and an embedding model
     /// is in use, the lines closest in meaning to the query, with at least this cosine
     /// similarity, take turns with the best windows of words. `None` turns it off. 0.25: on
@@ -96,6 +100,7 @@ impl Default for RankOptions {
             typo_tolerance: true,
             current_facts: true,
             lookups_keep_matches: true,
+            recorded_changes: true,
             meaning_similarity: Some(0.25),
         }
     }

@@ -221,7 +221,8 @@ impl Analyzer {
 static STOP_SET: std::sync::LazyLock<rustc_hash::FxHashSet<&'static str>> =
     std::sync::LazyLock::new(|| STOP_WORDS.iter().copied().collect());
 
-fn keeps(word: &str) -> bool {
+/// Whether `word` (lower case) is a term: not a stop word, not a single letter.
+pub(crate) fn keeps(word: &str) -> bool {
     let single_letter = word.chars().nth(1).is_none() && !word.as_bytes()[0].is_ascii_digit();
     // Words longer than every stop word skip the lookup.
     !single_letter && (word.len() > MAX_STOP_WORD_BYTES || !STOP_SET.contains(word))

@@ -1,0 +1,377 @@
+//! Curated statements the dated notes record as changed. `MEMORY.md` says what was true when it
+//! was last curated, and a line nobody updated still reads as current: "Gym: PureGym" after a
+//! daily note "Cancelled PureGym and joined Bodyworks". Such a note names a value of the curated
+//! line as something left behind (cancelled, sold, replaced, switched from, gave up, rather
+//! than, no longer): it records the change. The search quotes that note right above the curated
+//! line, so the page reads the change before the stale statement; the curated line stays, as
+//! the history it is. Nothing is inferred from a note that merely mentions the value ("PureGym
+//! at six, legs day"), and a note that moves *to* a value of the curated line ("moved her
+//! account from Chase to BECU" beside "Bank: BECU") confirms it rather than replacing it.
+
+use std::collections::VecDeque;
+
+use crate::index::query::file_terms;
+use crate::index::tokenize::keeps;
+use crate::index::{LocalHit, MemoryIndex};
+
+/// Share of the index's chunks a value word may appear in at most: a value names one thing (a
+/// gym, a medicine, a car), not a word of everyday use that any note may place after "from".
+/// It also bounds the lines read per value. One note in ten: on the changes set every value
+/// word of a stale `MEMORY.md` line is in under 5 % of the chunks (most notes are one chunk),
+/// and without any bound the tuned and changes sets rank the same. A small workspace allows
+/// [`VALUE_CHUNKS`] whatever its size: in twenty notes, a gym named in three is no less a name.
+const VALUE_SHARE: f32 = 0.1;
+/// Chunks a value word may appear in whatever the share (see [`VALUE_SHARE`]).
+const VALUE_CHUNKS: f32 = 10.0;
+
+/// Words that say the value right after them was left behind: "Cancelled PureGym", "sold the
+/// old Corolla", "Dropped Disney+". Not "left", "stopped", "ended", "closed": mostly they say
+/// something else ("left Ada at nursery", "stopped at Tesco").
+const LEAVING: &[&str] = &[
+    "cancel",
+    "cancelled",
+    "canceled",
+    "cancelling",
+    "ditched",
+    "dropped",
+    "quit",
+    "replaced",
+    "replacing",
+    "sold",
+    "swapped",
+    "traded",
+];
+
+/// Two-word forms of the same: "gave up the Woodhouse Ridge plot", "switched her preventer
+/// from Clenil", "rather than a private landlord".
+const LEAVING_PAIRS: &[(&str, &str)] = &[
+    ("gave", "up"),
+    ("given", "up"),
+    ("giving", "up"),
+    ("instead", "of"),
+    ("rather", "than"),
+    ("no", "longer"),
+    ("moved", "from"),
+    ("moving", "from"),
+    ("switched", "from"),
+    ("switching", "from"),
+    ("changed", "from"),
+];
+
+/// Words that may stand between a leaving word and the value: "cancelled *the old* PureGym".
+const FILLERS: &[&str] = &[
+    "a", "an", "the", "her", "his", "their", "my", "our", "its", "old", "former", "previous",
+];
+
+/// Words after "dropped" that make it a drop-off, not a leaving: "dropped Ada at nursery".
+const DROP_OFF: &[&str] = &["off", "at", "by", "round", "in", "into", "to", "with"];
+
+/// Words that name the new value after them: "from Chase *to* BECU", "replaced it *with* a
+/// Pixel", "*joined* Bodyworks", "*now* Fostair".
+const ARRIVING: &[&str] = &["to", "with", "for", "joined", "now"];
+
+/// A line's words, lower case, split on every character that is not a letter or a digit, with
+/// [`STOP`] where a sentence or clause ends: "the ones need replacing. Answer …" does not
+/// replace the answer. Unlike the index's terms, function words stay: they are what says which
+/// value was left.
+fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for piece in line.split_inclusive(|c: char| !c.is_alphanumeric()) {
+        let word = piece.trim_end_matches(|c: char| !c.is_alphanumeric());
+        if !word.is_empty() {
+            out.push(word.to_lowercase());
+        }
+        if piece.ends_with(['.', ';', '!', '?', ':']) {
+            out.push(STOP.to_owned());
+        }
+    }
+    out
+}
+
+/// The word [`words`] puts where a sentence or clause ends; no cue or value matches it.
+const STOP: &str = ".";
+
+/// Whether `words[at]` is named as left behind: a leaving word before it (fillers between), "from
+/// it … to" something, or "it is gone" / "was replaced" after it.
+fn leaves(words: &[String], at: usize) -> bool {
+    let word = |i: usize| words.get(i).map_or("", String::as_str);
+    // "Swapped Maya's laptop" leaves the laptop, not Maya; "sold the old Corolla", the Corolla.
+    if word(at + 1) == "s" || word(at) == STOP || FILLERS.contains(&word(at)) {
+        return false;
+    }
+    let mut before = at;
+    while before > 0 && FILLERS.contains(&word(before - 1)) {
+        before -= 1;
+    }
+    if before > 0 {
+        let cue = word(before - 1);
+        if LEAVING.contains(&cue) {
+            return !(cue == "dropped" && DROP_OFF.contains(&word(at + 1)));
+        }
+        if before > 1 && LEAVING_PAIRS.contains(&(word(before - 2), cue)) {
+            return true;
+        }
+        if cue == "from"
+            && (at + 1..at + 6)
+                .map(word)
+                .take_while(|w| *w != STOP)
+                .any(|w| w == "to")
+        {
+            return true;
+        }
+    }
+    let after = |a: &str, b: &str| (at + 1..at + 4).any(|i| word(i) == a && word(i + 1) == b);
+    after("is", "gone") || after("was", "replaced") || after("has", "closed")
+}
+
+/// Whether the line names one of `values` as the new value ("to BECU", "joined Bodyworks"):
+/// it confirms the curated line rather than replacing it.
+fn arrives_at(words: &[String], values: &[String]) -> bool {
+    words.iter().enumerate().any(|(i, w)| {
+        ARRIVING.contains(&w.as_str())
+            && words[i + 1..]
+                .iter()
+                .find(|next| !FILLERS.contains(&next.as_str()))
+                .is_some_and(|next| values.contains(next))
+    })
+}
+
+/// The words of a curated line that state its value: not its label ("Gym:" of "- Gym: PureGym,
+/// Kirkstall Road"), not struck-through text, not what the line itself says was left ("Netflix
+/// cancelled January 2026"), not function words, numbers or single letters.
+fn value_words(line: &str) -> Vec<String> {
+    let line = line.trim_start();
+    if line.starts_with('#') || line.starts_with("<!--") {
+        return Vec::new();
+    }
+    let line = line.trim_start_matches(['-', '*', '+', ' ', '\t']);
+    let (label, value) = match line.split_once(':') {
+        Some((label, value)) if label.len() <= 40 && !label.contains("~~") => (label, value),
+        _ => ("", line),
+    };
+    // Every other piece between `~~`s is struck through.
+    let unstruck: String = value.split("~~").step_by(2).collect::<Vec<_>>().join(" ");
+    let label = words(label);
+    let said = words(&unstruck);
+
+    let left = |i: usize| {
+        leaves(&said, i)
+            || said
+                .get(i + 1)
+                .is_some_and(|next| LEAVING.contains(&next.as_str()))
+    };
+    let mut values: Vec<String> = Vec::new();
+    for (i, word) in said.iter().enumerate() {
+        if word.chars().count() > 2
+            && !word.chars().all(|c| c.is_ascii_digit())
+            && keeps(word)
+            && !label.contains(word)
+            && !LEAVING.contains(&word.as_str())
+            && !left(i)
+            && !values.contains(word)
+        {
+            values.push(word.clone());
+        }
+    }
+    values
+}
+
+/// Whether two hits quote a line in common.
+fn overlaps(a: &LocalHit, b: &LocalHit) -> bool {
+    a.path == b.path && a.start_line <= b.end_line && b.start_line <= a.end_line
+}
+
+/// A dated line that records a change away from a curated line's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Change {
+    day: i64,
+    file: u32,
+    line: usize,
+}
+
+impl MemoryIndex {
+    /// The page with every hit from an undated file the dated notes record as changed preceded
+    /// by the newest line that records it (moved up if it is further down the page), still at
+    /// most `limit` hits.
+    pub(super) fn changes_first(&self, hits: Vec<LocalHit>, limit: usize) -> Vec<LocalHit> {
+        let mut page: Vec<LocalHit> = Vec::with_capacity(hits.len() + 1);
+        let mut waiting: VecDeque<LocalHit> = hits.into();
+        while let Some(hit) = waiting.pop_front() {
+            let above = self
+                .change_above(&hit)
+                .filter(|line| !page.iter().any(|h| overlaps(h, line)));
+            if let Some(line) = above {
+                waiting.retain(|h| !overlaps(h, &line));
+                page.push(line);
+            }
+            page.push(hit);
+        }
+        page.truncate(limit);
+        page
+    }
+
+    /// The line that records a change of `hit`'s curated statement, quoted as a hit with its
+    /// score and weakness; `None` for a hit from a dated note or with no change recorded.
+    fn change_above(&self, hit: &LocalHit) -> Option<LocalHit> {
+        let slot = *self.by_path.get(&hit.path)?;
+        let file = self.files.get(slot as usize)?.as_ref()?;
+        if file.day.is_some() {
+            return None;
+        }
+        let change =
+            self.recorded_change(file, hit.start_line.saturating_sub(1), hit.end_line - 1)?;
+        self.line_hit(change.file, change.line, hit.score, hit.weak)
+    }
+
+    /// The newest dated line naming a value of lines `start..=end` (0-based) of `file` as left
+    /// behind, without naming another of its values as the new one.
+    fn recorded_change(
+        &self,
+        file: &super::IndexedFile,
+        start: usize,
+        end: usize,
+    ) -> Option<Change> {
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "a chunk count far below 2^23; the share is approximate"
+        )]
+        let most = (self.bm25.len() as f32 * VALUE_SHARE).max(VALUE_CHUNKS);
+        let mut best: Option<Change> = None;
+        for i in start..=end.min(file.line_count().saturating_sub(1)) {
+            let values = value_words(file.line(i));
+            for value in &values {
+                let stem = self.lexicon.stem(value);
+                let Some(term) = self.bm25.term_id(&stem) else {
+                    continue;
+                };
+                // A word of the line is the value when it is, or shares its stem; a word with
+                // another first letter cannot, and is not stemmed.
+                let same_word = |w: &str| {
+                    w == value
+                        || (w.as_bytes().first() == value.as_bytes().first()
+                            && self.lexicon.stem(w) == stem)
+                };
+                #[expect(clippy::cast_precision_loss, reason = "as above")]
+                if self.bm25.doc_freq(term) as f32 > most {
+                    continue;
+                }
+                for chunk in self.bm25.chunks_with(term) {
+                    let info = self.chunk_info[chunk as usize];
+                    let Some(note) = self.files[info.file as usize].as_ref() else {
+                        continue;
+                    };
+                    let Some(day) = note.day else { continue };
+                    if best.is_some_and(|b| b.day >= day) {
+                        continue;
+                    }
+                    for line in info.range.start..=info.range.end {
+                        if !file_terms(note, line, line).contains(&term) {
+                            continue;
+                        }
+                        let said = words(note.line(line));
+                        let left = said
+                            .iter()
+                            .enumerate()
+                            .any(|(at, w)| same_word(w) && leaves(&said, at));
+                        if left && !arrives_at(&said, &values) {
+                            best = Some(Change {
+                                day,
+                                file: info.file,
+                                line,
+                            });
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn left_in(line: &str) -> Vec<String> {
+        let said = words(line);
+        (0..said.len())
+            .filter(|&i| leaves(&said, i))
+            .map(|i| said[i].clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_value_is_left_after_a_leaving_word_or_between_from_and_to() {
+        assert_eq!(
+            left_in("Cancelled PureGym and joined Bodyworks"),
+            ["puregym"]
+        );
+        assert_eq!(
+            left_in("- Sold the old Corolla to a lad from Bramley"),
+            ["corolla"]
+        );
+        assert_eq!(
+            left_in("Gave up the Woodhouse Ridge plot as too far"),
+            ["woodhouse"]
+        );
+        assert_eq!(
+            left_in("Dr Whitfield switched her preventer from Clenil to Fostair"),
+            ["clenil"]
+        );
+        assert_eq!(
+            left_in("managed by Hadley Lets rather than a private landlord"),
+            ["private"]
+        );
+        assert_eq!(left_in("The Subaru is gone; she drives a Kia"), ["subaru"]);
+    }
+
+    #[test]
+    fn a_drop_off_or_a_plain_mention_leaves_nothing() {
+        assert!(left_in("Dropped Ada at nursery, then PureGym").is_empty());
+        assert!(left_in("PureGym at six, legs day").is_empty());
+        assert!(left_in("Left the Corolla at the garage").is_empty());
+        // Not across a sentence: the ones are replaced, not the answer.
+        assert!(left_in("The ones need replacing. Answers by email").is_empty());
+        assert!(left_in("Came back from Leeds. Went to bed").is_empty());
+        assert_eq!(
+            left_in("Dropped Disney+ now Ada's gone off Bluey"),
+            ["disney"]
+        );
+    }
+
+    #[test]
+    fn a_curated_value_is_what_the_label_introduces_and_the_line_does_not_strike_or_leave() {
+        assert_eq!(
+            value_words("- Gym: PureGym, Kirkstall Road, early mornings."),
+            ["puregym", "kirkstall", "road", "early", "mornings"]
+        );
+        assert_eq!(
+            value_words("- Streaming: Disney+ (Netflix cancelled January 2026)."),
+            ["disney"]
+        );
+        assert_eq!(
+            value_words("- Mobile: Pixel 8 on ~~Vodafone~~ giffgaff (since 2026-02)."),
+            ["pixel", "giffgaff", "since"]
+        );
+        assert_eq!(
+            value_words("- Bank: BECU checking (moved from Chase in February 2026)."),
+            ["becu", "checking", "moved", "february"]
+        );
+        assert!(value_words("## Habits and kit").is_empty());
+    }
+
+    #[test]
+    fn a_line_moving_to_the_curated_value_confirms_it() {
+        let values = value_words("- Bank: BECU checking (moved from Chase in February 2026).");
+        let said = words("Helped her move her checking account from Chase to BECU");
+        assert!(arrives_at(&said, &values));
+        let said = words("Cancelled PureGym and joined Bodyworks");
+        assert!(!arrives_at(
+            &said,
+            &value_words("- Gym: PureGym, Kirkstall Road")
+        ));
+    }
+}
