@@ -3,7 +3,8 @@
 //! go to its members newest note first, a fact the notes mark as replaced after every one
 //! that is not. An undated file (the curated MEMORY.md and USER.md, a note without a date in
 //! its name) holds the state as of the newest note, so it counts as new as the group's newest
-//! dated statement, and between the two relevance decides. No score threshold decides it:
+//! dated statement, and between the two relevance decides (unless a note records leaving its
+//! value: see [`change`](super::change)). No score threshold decides it:
 //! relevance says which subjects make the page, dates say which statement of a subject comes
 //! first.
 

@@ -1,7 +1,8 @@
 //! Answering one query: the query's terms and weights, BM25 candidates, each candidate's
 //! best few line windows scored by the query weight they hold, how much of the query they
 //! cover and how close together its words stand, statements of the same subject newest first
-//! ([`current`](super::current)), the score floors, and weak guesses.
+//! ([`current`](super::current)), the score floors, weak guesses, and the notes that record a
+//! change a curated hit missed ([`change`](super::change)).
 
 use crate::index::bm25::{ChunkId, TermId};
 use crate::index::chunk::LineRange;

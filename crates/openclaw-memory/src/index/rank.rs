@@ -2,12 +2,13 @@
 //! scores the query weight it holds (each query word's IDF, so rare words count most; see
 //! [`query`](super::query)), more when it covers more of the query and when its query words
 //! stand close together. Statements of the same subject are ordered newest first
-//! ([`current`](super::current)); an optional half-life decay; and the floors that let a
-//! query with no answer come back empty or with a few hits marked weak. The factors that once
-//! sat beside these (the kind of thing a question asks for, a preference question's reach
-//! into `USER.md` directives, a newness edge, section context, a focus discount, heading and
-//! superseded discounts, near-repeat hold-back) were measured off in turn on both labelled
-//! sets and removed for not helping on both; BENCHMARKS.md has the tables.
+//! ([`current`](super::current)), and a curated line the dated notes record as changed follows
+//! the note that changed it ([`change`](super::change)); an optional half-life decay; and the
+//! floors that let a query with no answer come back empty or with a few hits marked weak. The
+//! factors that once sat beside these (the kind of thing a question asks for, a preference
+//! question's reach into `USER.md` directives, a newness edge, section context, a focus
+//! discount, heading and superseded discounts, near-repeat hold-back) were measured off in turn
+//! on both labelled sets and removed for not helping on both; BENCHMARKS.md has the tables.
 #![expect(
     clippy::cast_precision_loss,
     reason = "scores are approximate; counts and ages stay far below 2^23"
