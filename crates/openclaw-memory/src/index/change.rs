@@ -92,8 +92,9 @@ fn words(line: &str) -> Vec<String> {
 const STOP: &str = ".";
 
 /// Whether `words[at]` is named as left behind: a leaving word before it (fillers between), "from
-/// it … to" something, or "it is gone" / "was replaced" after it.
-fn leaves(words: &[String], at: usize) -> bool {
+/// it to" something (with more of the statement's `values` between: "from Woodhouse Ridge to"),
+/// or "it is gone" / "was replaced" after it, in the same sentence.
+fn leaves(words: &[String], at: usize, values: &[String]) -> bool {
     let word = |i: usize| words.get(i).map_or("", String::as_str);
     // "Swapped Maya's laptop" leaves the laptop, not Maya; "sold the old Corolla", the Corolla.
     if word(at + 1) == "s" || word(at) == STOP || FILLERS.contains(&word(at)) {
@@ -111,16 +112,19 @@ fn leaves(words: &[String], at: usize) -> bool {
         if before > 1 && LEAVING_PAIRS.contains(&(word(before - 2), cue)) {
             return true;
         }
+        // Not "from Monday Dana reports to Marcus": only the value's own words stand between.
         if cue == "from"
-            && (at + 1..at + 6)
-                .map(word)
-                .take_while(|w| *w != STOP)
-                .any(|w| w == "to")
+            && word(
+                (at + 1..words.len())
+                    .find(|&i| !values.iter().any(|v| v == word(i)))
+                    .unwrap_or(words.len()),
+            ) == "to"
         {
             return true;
         }
     }
-    let after = |a: &str, b: &str| (at + 1..at + 4).any(|i| word(i) == a && word(i + 1) == b);
+    let sentence = (at + 1..(at + 4).min(words.len())).take_while(|&i| word(i) != STOP);
+    let after = |a: &str, b: &str| sentence.clone().any(|i| word(i) == a && word(i + 1) == b);
     after("is", "gone") || after("was", "replaced") || after("has", "closed")
 }
 
@@ -155,7 +159,7 @@ fn value_words(line: &str) -> Vec<String> {
     let said = words(&unstruck);
 
     let left = |i: usize| {
-        leaves(&said, i)
+        leaves(&said, i, &[])
             || said
                 .get(i + 1)
                 .is_some_and(|next| LEAVING.contains(&next.as_str()))
@@ -272,7 +276,7 @@ impl MemoryIndex {
                         let left = said
                             .iter()
                             .enumerate()
-                            .any(|(at, w)| same_word(w) && leaves(&said, at));
+                            .any(|(at, w)| same_word(w) && leaves(&said, at, &values));
                         if left && !arrives_at(&said, &values) {
                             best = Some(Change {
                                 day,
@@ -296,9 +300,14 @@ mod tests {
     use super::*;
 
     fn left_in(line: &str) -> Vec<String> {
+        left_of(line, &[])
+    }
+
+    fn left_of(line: &str, values: &[&str]) -> Vec<String> {
+        let values: Vec<String> = values.iter().map(|v| (*v).to_owned()).collect();
         let said = words(line);
         (0..said.len())
-            .filter(|&i| leaves(&said, i))
+            .filter(|&i| leaves(&said, i, &values))
             .map(|i| said[i].clone())
             .collect()
     }
@@ -336,6 +345,15 @@ mod tests {
         // Not across a sentence: the ones are replaced, not the answer.
         assert!(left_in("The ones need replacing. Answers by email").is_empty());
         assert!(left_in("Came back from Leeds. Went to bed").is_empty());
+        // "From X to" only with the statement's own words between.
+        assert_eq!(
+            left_of(
+                "Moved the plot from Woodhouse Ridge to Potternewton",
+                &["woodhouse", "ridge"]
+            ),
+            ["woodhouse"]
+        );
+        assert!(left_of("From Monday Dana reports to Marcus", &["monday"]).is_empty());
         assert_eq!(
             left_in("Dropped Disney+ now Ada's gone off Bluey"),
             ["disney"]
