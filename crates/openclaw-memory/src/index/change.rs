@@ -43,14 +43,14 @@ const LEAVING: &[&str] = &[
 ];
 
 /// Two-word forms of the same: "gave up the Woodhouse Ridge plot", "switched her preventer
-/// from Clenil", "rather than a private landlord".
+/// from Clenil", "rather than a private landlord". ("No longer" takes a word between: see
+/// [`leaves`].)
 const LEAVING_PAIRS: &[(&str, &str)] = &[
     ("gave", "up"),
     ("given", "up"),
     ("giving", "up"),
     ("instead", "of"),
     ("rather", "than"),
-    ("no", "longer"),
     ("moved", "from"),
     ("moving", "from"),
     ("switched", "from"),
@@ -91,9 +91,10 @@ fn words(line: &str) -> Vec<String> {
 /// The word [`words`] puts where a sentence or clause ends; no cue or value matches it.
 const STOP: &str = ".";
 
-/// Whether `words[at]` is named as left behind: a leaving word before it (fillers between), "from
-/// it to" something (with more of the statement's `values` between: "from Woodhouse Ridge to"),
-/// or "it is gone" / "was replaced" after it, in the same sentence.
+/// Whether `words[at]` is named as left behind: a leaving word before it (fillers between), "no
+/// longer" and one word before it, "from it to" something (with more of the statement's
+/// `values` between: "from Woodhouse Ridge to"), or "anymore", "is gone", "was replaced" after
+/// it, in the same sentence.
 fn leaves(words: &[String], at: usize, values: &[String]) -> bool {
     let word = |i: usize| words.get(i).map_or("", String::as_str);
     // "Swapped Maya's laptop" leaves the laptop, not Maya; "sold the old Corolla", the Corolla.
@@ -112,6 +113,10 @@ fn leaves(words: &[String], at: usize, values: &[String]) -> bool {
         if before > 1 && LEAVING_PAIRS.contains(&(word(before - 2), cue)) {
             return true;
         }
+        // "No longer" and one word: "no longer drives the Subaru", "no longer at the council".
+        if before > 2 && (word(before - 3), word(before - 2)) == ("no", "longer") && cue != STOP {
+            return true;
+        }
         // Not "from Monday Dana reports to Marcus": only the value's own words stand between.
         if cue == "from"
             && word(
@@ -125,7 +130,9 @@ fn leaves(words: &[String], at: usize, values: &[String]) -> bool {
     }
     let sentence = (at + 1..(at + 4).min(words.len())).take_while(|&i| word(i) != STOP);
     let after = |a: &str, b: &str| sentence.clone().any(|i| word(i) == a && word(i + 1) == b);
-    after("is", "gone") || after("was", "replaced") || after("has", "closed")
+    // "Doesn't go to PureGym anymore", "not with Vodafone any more".
+    let no_more = word(at + 1) == "anymore" || (word(at + 1), word(at + 2)) == ("any", "more");
+    no_more || after("is", "gone") || after("was", "replaced") || after("has", "closed")
 }
 
 /// Whether the line names one of `values` as the new value ("to BECU", "joined Bodyworks"):
@@ -335,6 +342,13 @@ mod tests {
             ["private"]
         );
         assert_eq!(left_in("The Subaru is gone; she drives a Kia"), ["subaru"]);
+        assert_eq!(
+            left_in("Maya no longer drives the Subaru; she has a Kia"),
+            ["subaru"]
+        );
+        assert_eq!(left_in("She's no longer at the council"), ["council"]);
+        assert_eq!(left_in("Doesn't go to PureGym anymore"), ["puregym"]);
+        assert!(left_in("No longer. PureGym at six").is_empty());
     }
 
     #[test]
