@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 
+use crate::index::bm25::TermId;
 use crate::index::query::file_terms;
 use crate::index::tokenize::keeps;
 use crate::index::{LocalHit, MemoryIndex};
@@ -23,6 +24,11 @@ use crate::index::{LocalHit, MemoryIndex};
 const VALUE_SHARE: f32 = 0.1;
 /// Chunks a value word may appear in whatever the share (see [`VALUE_SHARE`]).
 const VALUE_CHUNKS: f32 = 10.0;
+/// Value words of one line looked up, the rarest first: a value is a few words ("PureGym,
+/// Kirkstall Road, early mornings" has five), and a pasted paragraph in `MEMORY.md` must not
+/// cost a lookup per word. Eight: the tuning sets rank the same with three or with no cap, and
+/// all but a few of their curated lines hold fewer rare words than that.
+const MAX_VALUES: usize = 8;
 
 /// Words that say the value right after them was left behind: "Cancelled PureGym", "sold the
 /// old Corolla", "Dropped Disney+". Not "left", "stopped", "ended", "closed": mostly they say
@@ -86,6 +92,20 @@ fn words(line: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether a line holds any word [`leaves`] looks for (as a substring: "quit" in "quite" too),
+/// checked before the line is split into words, which most lines naming a value never need.
+fn may_leave(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    let first_of_pairs = LEAVING_PAIRS.iter().map(|(first, _)| *first);
+    let others = ["from", "longer", "anymore", "any more", "gone", "closed"];
+    LEAVING
+        .iter()
+        .copied()
+        .chain(first_of_pairs)
+        .chain(others)
+        .any(|cue| lower.contains(cue))
 }
 
 /// The word [`words`] puts where a sentence or clause ends; no cue or value matches it.
@@ -250,11 +270,21 @@ impl MemoryIndex {
         let mut best: Option<Change> = None;
         for i in start..=end.min(file.line_count().saturating_sub(1)) {
             let values = value_words(file.line(i));
-            for value in &values {
-                let stem = self.lexicon.stem(value);
-                let Some(term) = self.bm25.term_id(&stem) else {
-                    continue;
-                };
+            // The rarest few, each with its stem and term: they name the thing.
+            let mut named: Vec<(u32, &String, std::borrow::Cow<'_, str>, TermId)> = values
+                .iter()
+                .filter_map(|value| {
+                    let stem = self.lexicon.stem(value);
+                    let term = self.bm25.term_id(&stem)?;
+                    let notes = self.bm25.doc_freq(term);
+                    #[expect(clippy::cast_precision_loss, reason = "as above")]
+                    let rare = notes as f32 <= most;
+                    rare.then_some((notes, value, stem, term))
+                })
+                .collect();
+            named.sort_by_key(|&(notes, ..)| notes);
+            named.truncate(MAX_VALUES);
+            for (_, value, stem, term) in named {
                 // A word of the line is the value when it is, or shares its stem; a word with
                 // another first letter cannot, and is not stemmed.
                 let same_word = |w: &str| {
@@ -262,10 +292,6 @@ impl MemoryIndex {
                         || (w.as_bytes().first() == value.as_bytes().first()
                             && self.lexicon.stem(w) == stem)
                 };
-                #[expect(clippy::cast_precision_loss, reason = "as above")]
-                if self.bm25.doc_freq(term) as f32 > most {
-                    continue;
-                }
                 for chunk in self.bm25.chunks_with(term) {
                     let info = self.chunk_info[chunk as usize];
                     let Some(note) = self.files[info.file as usize].as_ref() else {
@@ -276,7 +302,9 @@ impl MemoryIndex {
                         continue;
                     }
                     for line in info.range.start..=info.range.end {
-                        if !file_terms(note, line, line).contains(&term) {
+                        if !file_terms(note, line, line).contains(&term)
+                            || !may_leave(note.line(line))
+                        {
                             continue;
                         }
                         let said = words(note.line(line));
@@ -372,6 +400,28 @@ mod tests {
             left_in("Dropped Disney+ now Ada's gone off Bluey"),
             ["disney"]
         );
+    }
+
+    #[test]
+    fn every_line_with_a_leaving_cue_may_leave() {
+        for line in [
+            "Cancelled PureGym",
+            "- Sold the old Corolla",
+            "Gave up the plot",
+            "from Clenil to Fostair",
+            "rather than a private landlord",
+            "She's no longer at the council",
+            "Doesn't go to PureGym anymore",
+            "Not there any more",
+            "The Subaru is gone",
+            "The old gym was replaced",
+            "PureGym has closed",
+        ] {
+            let said = words(line);
+            assert!(may_leave(line), "{line}");
+            assert!((0..said.len()).any(|i| leaves(&said, i, &[])), "{line}");
+        }
+        assert!(!may_leave("PureGym at six, legs day"));
     }
 
     #[test]
