@@ -77,8 +77,8 @@ const DROP_OFF: &[&str] = &["off", "at", "by", "round", "in", "into", "to", "wit
 const ARRIVING: &[&str] = &["to", "with", "for", "joined", "now"];
 
 /// A line's words, lower case, split on every character that is not a letter or a digit, with
-/// [`STOP`] where a sentence or clause ends: "the ones need replacing. Answer …" does not
-/// replace the answer. Unlike the index's terms, function words stay: they are what says which
+/// [`STOP`] where a sentence or clause ends ("the ones need replacing. Answer …" does not
+/// replace the answer) and [`COMMA`] at a comma or dash (", not Brightside"). Unlike the index's terms, function words stay: they are what says which
 /// value was left.
 fn words(line: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -89,6 +89,8 @@ fn words(line: &str) -> Vec<String> {
         }
         if piece.ends_with(['.', ';', '!', '?', ':']) {
             out.push(STOP.to_owned());
+        } else if piece.ends_with([',', '—', '–']) {
+            out.push(COMMA.to_owned());
         }
     }
     out
@@ -99,7 +101,9 @@ fn words(line: &str) -> Vec<String> {
 fn may_leave(line: &str) -> bool {
     let lower = line.to_lowercase();
     let first_of_pairs = LEAVING_PAIRS.iter().map(|(first, _)| *first);
-    let others = ["from", "longer", "anymore", "any more", "gone", "closed"];
+    let others = [
+        "from", "longer", "anymore", "any more", "gone", "closed", ", not", "— not", "– not",
+    ];
     LEAVING
         .iter()
         .copied()
@@ -110,9 +114,11 @@ fn may_leave(line: &str) -> bool {
 
 /// The word [`words`] puts where a sentence or clause ends; no cue or value matches it.
 const STOP: &str = ".";
+/// The word [`words`] puts at a comma or a dash; no value matches it.
+const COMMA: &str = ",";
 
 /// Whether `words[at]` is named as left behind: a leaving word before it (fillers between), "no
-/// longer" and one word before it, "from it to" something (with more of the statement's
+/// longer" and one word or ", not" before it, "from it to" something (with more of the statement's
 /// `values` between: "from Woodhouse Ridge to"), or "anymore", "is gone", "was replaced" after
 /// it, in the same sentence.
 fn leaves(words: &[String], at: usize, values: &[String]) -> bool {
@@ -134,7 +140,16 @@ fn leaves(words: &[String], at: usize, values: &[String]) -> bool {
             return true;
         }
         // "No longer" and one word: "no longer drives the Subaru", "no longer at the council".
-        if before > 2 && (word(before - 3), word(before - 2)) == ("no", "longer") && cue != STOP {
+        if before > 2
+            && (word(before - 3), word(before - 2)) == ("no", "longer")
+            && cue != STOP
+            && cue != COMMA
+        {
+            return true;
+        }
+        // A correction: "the dentist is Meanwood, not Brightside". (Not a bare "not": "not
+        // PureGym today, too tired".)
+        if cue == "not" && before > 1 && word(before - 2) == COMMA {
             return true;
         }
         // Not "from Monday Dana reports to Marcus": only the value's own words stand between.
@@ -377,6 +392,12 @@ mod tests {
         assert_eq!(left_in("She's no longer at the council"), ["council"]);
         assert_eq!(left_in("Doesn't go to PureGym anymore"), ["puregym"]);
         assert!(left_in("No longer. PureGym at six").is_empty());
+        assert_eq!(
+            left_in("Correction: the dentist is Meanwood, not Brightside"),
+            ["brightside"]
+        );
+        assert_eq!(left_in("Meanwood Dental — not Brightside"), ["brightside"]);
+        assert!(left_in("Not PureGym today, too tired").is_empty());
     }
 
     #[test]
@@ -416,6 +437,7 @@ mod tests {
             "The Subaru is gone",
             "The old gym was replaced",
             "PureGym has closed",
+            "Meanwood, not Brightside",
         ] {
             let said = words(line);
             assert!(may_leave(line), "{line}");
@@ -443,6 +465,11 @@ mod tests {
             ["becu", "checking", "moved", "february"]
         );
         assert!(value_words("## Habits and kit").is_empty());
+        // A line correcting itself: "miles" is what it left.
+        assert!(
+            !value_words("- Give distances in kilometres, not miles.")
+                .contains(&"miles".to_owned())
+        );
     }
 
     #[test]
