@@ -288,6 +288,18 @@ mod tests {
         }
     }
 
+    /// Twenty notes of `text`, one a day from the 1st of `month` ("2025-03"): words common
+    /// across the workspace, so what the tests look for is rare by comparison.
+    fn write_filler_notes(root: &Path, month: &str, text: &str) {
+        for day in 1..=20 {
+            write(
+                root,
+                &format!("memory/{month}-{day:02}.md"),
+                &format!("{text}\n"),
+            );
+        }
+    }
+
     fn index(dir: &TempDir) -> MemoryIndex {
         index_with(dir, RankOptions::default())
     }
@@ -674,7 +686,7 @@ mod tests {
     #[test]
     fn a_lookup_of_a_name_and_a_subject_gets_the_newer_statement() {
         let dir = TempDir::new().unwrap();
-        let mut notes = vec![
+        let notes = vec![
             (
                 "2025-07-21",
                 "- Maya's manager is Tom Reyes; weekly 1:1 on Tuesdays.",
@@ -682,12 +694,8 @@ mod tests {
             ("2026-01-12", "- Reorg: her manager is now Priya Natarajan."),
         ];
         // The user's name is in most notes: a lookup naming her holds little weight with it.
-        let days: Vec<String> = (1..=20).map(|d| format!("2025-03-{d:02}")).collect();
-        notes.extend(
-            days.iter()
-                .map(|day| (day.as_str(), "- Maya walked to work.")),
-        );
         write_notes(dir.path(), notes);
+        write_filler_notes(dir.path(), "2025-03", "- Maya walked to work.");
         // "Maya manager" asks who her manager is now: the newer statement, although only the
         // older one holds every word of the query.
         let hits = index(&dir).search("Maya manager", 5, None);
@@ -702,7 +710,7 @@ mod tests {
             "MEMORY.md",
             "# Memory\n\n## Habits\n- Gym: PureGym, Kirkstall Road.\n- Bank: BECU checking (moved from Chase in February 2026).\n",
         );
-        let mut notes = vec![
+        let notes = vec![
             ("2025-03-01", "PureGym at six, legs day."),
             (
                 "2026-02-09",
@@ -713,9 +721,8 @@ mod tests {
                 "Cancelled PureGym and joined Bodyworks near the new house.",
             ),
         ];
-        let days: Vec<String> = (1..=20).map(|d| format!("2025-04-{d:02}")).collect();
-        notes.extend(days.iter().map(|day| (day.as_str(), "- Walked to work.")));
         write_notes(dir.path(), notes);
+        write_filler_notes(dir.path(), "2025-04", "- Walked to work.");
 
         // "Gym: PureGym" was never updated; the note that cancelled PureGym comes first.
         let hits = index(&dir).search("gym", 5, None);

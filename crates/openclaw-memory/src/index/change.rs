@@ -76,10 +76,15 @@ const DROP_OFF: &[&str] = &["off", "at", "by", "round", "in", "into", "to", "wit
 /// Pixel", "*joined* Bodyworks", "*now* Fostair".
 const ARRIVING: &[&str] = &["to", "with", "for", "joined", "now"];
 
+/// The word [`words`] puts where a sentence or clause ends; no cue or value matches it.
+const STOP: &str = ".";
+/// The word [`words`] puts at a comma or a dash; no value matches it.
+const COMMA: &str = ",";
+
 /// A line's words, lower case, split on every character that is not a letter or a digit, with
 /// [`STOP`] where a sentence or clause ends ("the ones need replacing. Answer …" does not
-/// replace the answer) and [`COMMA`] at a comma or dash (", not Brightside"). Unlike the index's terms, function words stay: they are what says which
-/// value was left.
+/// replace the answer) and [`COMMA`] at a comma or dash (", not Brightside"). Unlike the
+/// index's terms, function words stay: they are what says which value was left.
 fn words(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     for piece in line.split_inclusive(|c: char| !c.is_alphanumeric()) {
@@ -112,15 +117,10 @@ fn may_leave(line: &str) -> bool {
         .any(|cue| lower.contains(cue))
 }
 
-/// The word [`words`] puts where a sentence or clause ends; no cue or value matches it.
-const STOP: &str = ".";
-/// The word [`words`] puts at a comma or a dash; no value matches it.
-const COMMA: &str = ",";
-
 /// Whether `words[at]` is named as left behind: a leaving word before it (fillers between), "no
-/// longer" and one word or ", not" before it, "from it to" something (with more of the statement's
-/// `values` between: "from Woodhouse Ridge to"), or "anymore", "is gone", "was replaced" after
-/// it, in the same sentence.
+/// longer" and one word or ", not" before it, "from it to" something (with more of the
+/// statement's `values` between: "from Woodhouse Ridge to"), or "anymore", "is gone", "was
+/// replaced" after it, in the same sentence.
 fn leaves(words: &[String], at: usize, values: &[String]) -> bool {
     let word = |i: usize| words.get(i).map_or("", String::as_str);
     // "Swapped Maya's laptop" leaves the laptop, not Maya; "sold the old Corolla", the Corolla.
@@ -228,7 +228,7 @@ fn overlaps(a: &LocalHit, b: &LocalHit) -> bool {
 }
 
 /// A dated line that records a change away from a curated line's value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 struct Change {
     day: i64,
     file: u32,
@@ -317,12 +317,11 @@ impl MemoryIndex {
                         continue;
                     }
                     for line in info.range.start..=info.range.end {
-                        if !file_terms(note, line, line).contains(&term)
-                            || !may_leave(note.line(line))
-                        {
+                        let text = note.line(line);
+                        if !file_terms(note, line, line).contains(&term) || !may_leave(text) {
                             continue;
                         }
-                        let said = words(note.line(line));
+                        let said = words(text);
                         let left = said
                             .iter()
                             .enumerate()
