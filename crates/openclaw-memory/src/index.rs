@@ -703,6 +703,42 @@ mod tests {
     }
 
     #[test]
+    fn a_lookup_keeps_its_statement_against_the_same_sentence_of_another_name() {
+        let dir = TempDir::new().unwrap();
+        let notes = vec![
+            (
+                "2026-07-22",
+                "- Amara's laptop died during the demo; lent a spare charger.",
+            ),
+            (
+                "2026-10-03",
+                "- Jonas's laptop died during the demo; lent a spare charger.",
+            ),
+        ];
+        write_notes(dir.path(), notes);
+        write_filler_notes(dir.path(), "2025-03", "- Walked to work.");
+        // Amara is in several notes, so "charger spare" alone is most of the query's weight.
+        let coffee = (1..=5).map(|day| (format!("2025-04-0{day}"), "- Coffee with Amara."));
+        for (day, text) in coffee {
+            write(
+                dir.path(),
+                &format!("memory/{day}.md"),
+                &format!("{text}\n"),
+            );
+        }
+        let hits = index(&dir).search("amara charger spare", 5, None);
+        assert_eq!(paths(&hits)[0], "memory/2026-07-22.md", "{hits:#?}");
+        // With lookups' matches switched off, the newer note of the same subject comes first:
+        // the fixture does test the rule.
+        let options = RankOptions {
+            lookups_keep_matches: false,
+            ..RankOptions::default()
+        };
+        let hits = index_with(&dir, options).search("amara charger spare", 5, None);
+        assert_eq!(paths(&hits)[0], "memory/2026-10-03.md", "{hits:#?}");
+    }
+
+    #[test]
     fn a_curated_line_the_notes_record_as_changed_follows_the_note_that_changed_it() {
         let dir = TempDir::new().unwrap();
         write(

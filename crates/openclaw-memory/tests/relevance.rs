@@ -645,14 +645,17 @@ const THIRD_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     no_answer_most: 2,
 };
 
-/// The lookups set (words only and with the model alike: nDCG@5 0.935, recall@5 0.975;
-/// plain BM25 0.952, which a query made of one line's words suits best). Its floor is a
-/// regression floor: without `lookups_keep_matches` the current-fact groups scored 0.766.
+/// The lookups set (words only and with the model alike: nDCG@5 0.965, recall@5 0.992;
+/// plain BM25 0.952, which a query made of one line's words suits best). 0.935 / 0.975 before
+/// the eleventh round's rule that a lookup's statement is not displaced by the same sentence
+/// telling of another name. Regression floors, and the margin over BM25 is kept positive
+/// (the issue's +0.05 is out of reach here: 1.002 would be needed); without
+/// `lookups_keep_matches` the current-fact groups score 0.766.
 const LOOKUP_FLOORS: Floors = Floors {
-    ndcg: 0.92,
-    recall: 0.96,
+    ndcg: 0.96,
+    recall: 0.98,
     superseded_rate: 0.0,
-    bm25_margin: -0.03,
+    bm25_margin: 0.01,
     no_answer_most: 2,
 };
 

@@ -35,7 +35,9 @@ pub fn same_subject(a: &Fact, b: &Fact, weight: impl Fn(u64) -> f32) -> bool {
 
 /// Share of the query weight two windows must hold in common to be about the same subject:
 /// more than half, a majority. Not tuned: the key word alone, exact equality of the held
-/// words, and one set inside the other were measured too (see BENCHMARKS.md).
+/// words, and one set inside the other were measured too (see BENCHMARKS.md). The same
+/// majority of their distinct terms makes two windows one sentence told of different words
+/// (a lookup's rule in `query.rs`).
 const MAJORITY: f32 = 0.5;
 
 /// Reorders `items` (best first) so that within each group of the same subject the newest
@@ -44,7 +46,7 @@ const MAJORITY: f32 = 0.5;
 pub fn newest_first<T>(
     items: Vec<T>,
     fact: impl Fn(&T) -> Fact,
-    same: impl Fn(&Fact, &Fact) -> bool,
+    same: impl Fn((&T, &Fact), (&T, &Fact)) -> bool,
 ) -> Vec<T> {
     let facts: Vec<Fact> = items.iter().map(&fact).collect();
     let mut order: Vec<usize> = (0..items.len()).collect();
@@ -54,7 +56,7 @@ pub fn newest_first<T>(
             continue;
         }
         let places: Vec<usize> = (first..facts.len())
-            .filter(|&i| !done[i] && same(&facts[first], &facts[i]))
+            .filter(|&i| !done[i] && same((&items[first], &facts[first]), (&items[i], &facts[i])))
             .collect();
         // A curated statement is as new as the newest dated one beside it. (Counted newest of
         // all, it took the first place from the note that states a fact in full, however much
@@ -89,10 +91,14 @@ mod tests {
     }
 
     fn order(items: Vec<(&'static str, Fact)>) -> Vec<&'static str> {
-        newest_first(items, |(_, fact)| *fact, |a, b| a.subject == b.subject)
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect()
+        newest_first(
+            items,
+            |(_, fact)| *fact,
+            |(_, a), (_, b)| a.subject == b.subject,
+        )
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect()
     }
 
     #[test]

@@ -173,7 +173,9 @@ impl MemoryIndex {
                 replaced: false,
             }
         };
-        current::newest_first(best, fact, |a, b| current::same_subject(a, b, weight))
+        current::newest_first(best, fact, |(_, a), (_, b)| {
+            current::same_subject(a, b, weight)
+        })
     }
 
     /// The lines worth scoring, as (file slot, line): those of the sections holding the most of

@@ -183,14 +183,19 @@ impl MemoryIndex {
         // and "Manager: Priya" holds most of that query without the common "Maya". A question
         // asks what is true now, and the newer statement may word it differently ("The user
         // switched to a Pixel 9" answers "What phone does Maya have?" over "Maya's phone is an
-        // iPhone 12").
+        // iPhone 12"). Nor is a lookup's statement displaced by a newer note telling the same
+        // thing of another name ("amara charger spare": Amara's laptop and spare charger, not
+        // Jonas's a month later; see `retold`).
         let keep = self.ranking.lookups_keep_matches && !query.question;
         let answers = |f: &Fact| idf(f.terms) >= self.ranking.confident_coverage * query.total_idf;
         let rest = ranked.split_off(ranked.len().min(CURRENT_DEPTH));
         ranked = current::newest_first(
             ranked,
             |r| self.fact(r, query),
-            |a, b| current::same_subject(a, b, idf) && !(keep && answers(a) && !answers(b)),
+            |(ra, a), (rb, b)| {
+                current::same_subject(a, b, idf)
+                    && !(keep && (answers(a) && !answers(b) || self.retold(ra, rb, terms)))
+            },
         );
         ranked.extend(rest);
         ranked
@@ -263,6 +268,38 @@ impl MemoryIndex {
             total_idf: total_idf.max(f32::MIN_POSITIVE),
             question: is_question(query),
         }
+    }
+
+    /// Whether two windows tell the same thing of different query words: more than half of
+    /// their distinct terms are the same, and the query terms they hold are not. Notes repeat a sentence with one name swapped ("Amara's laptop died
+    /// during the demo; lent a spare charger", then Jonas's), and the newer one is not a newer
+    /// statement of the older's subject. A changed fact is worded anew ("Maya's manager is Tom
+    /// Reyes", then "Reorg: her manager is now Priya Natarajan") and shares few terms.
+    fn retold(&self, a: &Ranked, b: &Ranked, terms: &[Term]) -> bool {
+        let distinct = |r: &Ranked| -> Vec<TermId> {
+            let info = self.chunk_info[r.chunk as usize];
+            let mut ids = self.files[info.file as usize]
+                .as_ref()
+                .map(|file| file_terms(file, r.window.start, r.window.end).to_vec())
+                .unwrap_or_default();
+            ids.sort_unstable();
+            ids.dedup();
+            ids
+        };
+        let (a, b) = (distinct(a), distinct(b));
+        let held = |ids: &[TermId]| -> Vec<bool> {
+            terms
+                .iter()
+                .map(|t| ids.binary_search(&t.id).is_ok())
+                .collect()
+        };
+        if held(&a) == held(&b) {
+            return false;
+        }
+        let shared = a.iter().filter(|id| b.binary_search(id).is_ok()).count();
+        let all = a.len() + b.len() - shared;
+        // More than half: the majority the current-fact groups ask of shared query weight.
+        2 * shared > all
     }
 
     /// What the current-fact groups need to know of a ranked window.

@@ -68,8 +68,10 @@ pub struct RankOptions {
     pub current_facts: bool,
     /// In a lookup (a query that is not a question: "Luis switched banks"), a window whose
     /// section holds most of the query ([`Self::confident_coverage`]) keeps its place in its
-    /// group against newer ones holding less than that share. A question ("What phone does
-    /// Maya have?") asks what is true now, and a newer statement may word it differently.
+    /// group against newer ones holding less than that share, and any window keeps it against
+    /// a newer one telling the same thing of other query words (most of their terms shared:
+    /// "Amara's laptop died …; lent a spare charger", then Jonas's). A question ("What phone
+    /// does Maya have?") asks what is true now, and a newer statement may word it differently.
     pub lookups_keep_matches: bool,
     /// A hit from an undated file (`MEMORY.md`) whose value a dated note records leaving
     /// ("Gym: PureGym" and "Cancelled PureGym and joined Bodyworks") is preceded on the page by
