@@ -703,6 +703,46 @@ mod tests {
     }
 
     #[test]
+    fn a_long_section_quotes_the_line_holding_the_query_as_a_phrase() {
+        let dir = TempDir::new().unwrap();
+        // One section of directives, as USER.md is: four lines hold "time", the weightiest
+        // word of the query, and one holds "book meetings" as a phrase.
+        let directives = [
+            "Timezone is Europe/Oslo; schedule in local time.",
+            "Use 24-hour time.",
+            "Give travel time by train, not by car.",
+            "Never book meetings before 10:00.",
+            "Time zones: spell them out.",
+        ];
+        let marker = "\n\n<!-- observed: 2026-01-05 | status: active -->\n\n- ";
+        let user = format!(
+            "# USER.md\n\n## Directives{marker}{}\n",
+            directives.join(marker)
+        );
+        write(dir.path(), "USER.md", &user);
+        write_filler_notes(dir.path(), "2025-03", "- Walked to work.");
+        let booked = (1..=7).map(|day| {
+            (
+                format!("2025-04-0{day}"),
+                "- Book the room for the team meetings.",
+            )
+        });
+        for (day, text) in booked {
+            write(
+                dir.path(),
+                &format!("memory/{day}.md"),
+                &format!("{text}\n"),
+            );
+        }
+        let hits = index(&dir).search("time to book meetings", 5, None);
+        assert_eq!(
+            hits.first().map(|h| h.snippet.as_str()),
+            Some("- Never book meetings before 10:00."),
+            "{hits:#?}"
+        );
+    }
+
+    #[test]
     fn a_lookup_keeps_its_statement_against_the_same_sentence_of_another_name() {
         let dir = TempDir::new().unwrap();
         let notes = vec![
