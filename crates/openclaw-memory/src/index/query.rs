@@ -5,7 +5,7 @@
 //! change a curated hit missed ([`change`](super::change)).
 
 use crate::index::bm25::{ChunkId, TermId};
-use crate::index::chunk::LineRange;
+use crate::index::chunk::{LineRange, is_heading};
 use crate::index::current::{self, Fact};
 use crate::index::lexicon::QueryTerm;
 use crate::index::rank::{coverage_factor, proximity_factor, recency_factor};
@@ -357,7 +357,12 @@ impl Search<'_> {
         let (query, ranking) = (&self.query, &self.index.ranking);
         let lines: Vec<LineMatch> = locate(file, range, &query.terms)
             .into_iter()
-            .map(|mask| LineMatch { mask, factor: 1.0 })
+            .zip(range.start..)
+            .map(|(mask, i)| LineMatch {
+                mask,
+                factor: 1.0,
+                heading: is_heading(file.line(i)),
+            })
             .collect();
         let weights: Vec<f32> = query.terms.iter().map(|t| t.idf).collect();
         // No window holds more than the whole chunk.

@@ -17,6 +17,9 @@ pub struct LineMatch {
     pub mask: u64,
     /// How much the line counts, in `(0, 1]`.
     pub factor: f32,
+    /// The line is a heading: it opens what follows it, so a window may start on it but
+    /// never run on into it.
+    pub heading: bool,
 }
 
 /// The value of a window: each query term it holds counts its weight times the best factor of
@@ -41,7 +44,8 @@ pub const UNIT_LINES: usize = 3;
 
 /// The best window of at most `max_lines` lines not yet `used` (offsets into `lines`): the most
 /// query weight, then the shortest. It starts and ends on lines holding a query term and has
-/// no used line inside. `None` when no unused line holds one.
+/// no used line inside, and no heading but on its first line (a heading opens what follows
+/// it, not what comes before). `None` when no unused line holds one.
 pub fn best_unit(
     lines: &[LineMatch],
     weights: &[f32],
@@ -54,7 +58,7 @@ pub fn best_unit(
             continue;
         }
         for end in start..lines.len().min(start + max_lines.max(1)) {
-            if used[end] {
+            if used[end] || (end > start && lines[end].heading) {
                 break;
             }
             if lines[end].mask == 0 {
@@ -118,7 +122,11 @@ mod tests {
     fn matches(masks: &[u64]) -> Vec<LineMatch> {
         masks
             .iter()
-            .map(|&mask| LineMatch { mask, factor: 1.0 })
+            .map(|&mask| LineMatch {
+                mask,
+                factor: 1.0,
+                heading: false,
+            })
             .collect()
     }
 
@@ -152,6 +160,25 @@ mod tests {
         );
         used[0] = true;
         assert_eq!(best_unit(&masks, &[1.0, 2.0], &used, UNIT_LINES), None);
+    }
+
+    #[test]
+    fn a_window_starts_on_a_heading_but_never_runs_on_into_one() {
+        // "Current sprint goal …" (term 0), then the next section's "## Home" (term 1): not one
+        // window, though together they hold both terms.
+        let mut masks = matches(&[0b01, 0, 0b10]);
+        masks[2].heading = true;
+        assert_eq!(
+            best_unit(&masks, &[1.0, 1.0], &NONE_USED, UNIT_LINES),
+            Some((0, 0))
+        );
+        // "## Home" and the line under it are one.
+        let mut masks = matches(&[0, 0b10, 0b01]);
+        masks[1].heading = true;
+        assert_eq!(
+            best_unit(&masks, &[1.0, 1.0], &NONE_USED, UNIT_LINES),
+            Some((1, 2))
+        );
     }
 
     #[test]
