@@ -646,6 +646,28 @@ const THIRD_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     no_answer_most: 2,
 };
 
+/// The fourth held-out set, measured once when it was added (issue 14, eleventh round, after
+/// the round's last ranking change): words only 0.658 / 0.704 / 8 of 21, +0.047 over plain
+/// BM25; with the model 0.703 / 0.753 / 7 of 21, +0.092. Plain BM25 puts a superseded fact
+/// first on only 3 of 21: on a set nobody tuned on, which fact is current is where the search
+/// falls furthest short (38 % and 33 % against the issue's 5 %). Regression floors, like the
+/// others; words only the margin over BM25 misses the issue's +0.05.
+const FOURTH_HELD_OUT_FLOORS: Floors = Floors {
+    ndcg: 0.64,
+    recall: 0.69,
+    superseded_rate: 0.40,
+    bm25_margin: 0.03,
+    no_answer_most: 2,
+};
+
+const FOURTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
+    ndcg: 0.69,
+    recall: 0.74,
+    superseded_rate: 0.35,
+    bm25_margin: BM25_MARGIN,
+    no_answer_most: 2,
+};
+
 /// The lookups set (words only and with the model alike: nDCG@5 0.965, recall@5 0.992;
 /// plain BM25 0.952, which a query made of one line's words suits best). 0.935 / 0.975 before
 /// the eleventh round's rule that a lookup's statement is not displaced by the same sentence
@@ -760,13 +782,21 @@ fn third_held_out() -> PathBuf {
     fixtures("relevance-holdout-3")
 }
 
+/// The fourth held-out set, written in issue 14's eleventh round by a helper who had read
+/// neither the ranking code, BENCHMARKS.md, the README nor the other sets, and measured once,
+/// after the round's last ranking change.
+fn fourth_held_out() -> PathBuf {
+    fixtures("relevance-holdout-4")
+}
+
 /// Every set the ablation and the ceiling cover, by name.
-fn every_set() -> [(&'static str, PathBuf); 6] {
+fn every_set() -> [(&'static str, PathBuf); 7] {
     [
         ("tuned", fixtures("relevance")),
         ("held-out", held_out()),
         ("second held-out", second_held_out()),
         ("third held-out", third_held_out()),
+        ("fourth held-out", fourth_held_out()),
         ("lookups", fixtures("relevance-lookups")),
         ("changes", fixtures("relevance-changes")),
     ]
@@ -912,6 +942,17 @@ fn third_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
         "third held-out set",
         &third_held_out(),
         (&THIRD_HELD_OUT_FLOORS, &THIRD_HELD_OUT_EMBEDDED_FLOORS),
+        false,
+    )
+}
+
+/// The fourth held-out set: totals only, against the baseline from the same run.
+#[test]
+fn fourth_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
+    check_set(
+        "fourth held-out set",
+        &fourth_held_out(),
+        (&FOURTH_HELD_OUT_FLOORS, &FOURTH_HELD_OUT_EMBEDDED_FLOORS),
         false,
     )
 }
