@@ -116,6 +116,26 @@ impl IndexedFile {
             .unwrap_or_default()
     }
 
+    /// Whether line `i` is a heading ([`chunk::is_heading`]), read from its first bytes: no
+    /// UTF-8 check of the whole line unless it opens with a character beyond ASCII.
+    fn is_heading(&self, i: usize) -> bool {
+        let bytes = self.text.bytes();
+        let start = self
+            .line_starts
+            .get(i)
+            .map_or(bytes.len(), |&at| at as usize);
+        let first = bytes
+            .get(start..)
+            .unwrap_or_default()
+            .iter()
+            .find(|b| !matches!(b, b' ' | b'\t'));
+        match first {
+            Some(b'#') => true,
+            Some(b) if !b.is_ascii() => chunk::is_heading(self.line(i)),
+            _ => false,
+        }
+    }
+
     fn line(&self, i: usize) -> &str {
         let len = self.text.bytes().len();
         let at = |i: usize| self.line_starts.get(i).map_or(len, |&at| at as usize);
@@ -700,46 +720,6 @@ mod tests {
         // older one holds every word of the query.
         let hits = index(&dir).search("Maya manager", 5, None);
         assert_eq!(paths(&hits)[0], "memory/2026-01-12.md", "{hits:#?}");
-    }
-
-    #[test]
-    fn a_long_section_quotes_the_line_holding_the_query_as_a_phrase() {
-        let dir = TempDir::new().unwrap();
-        // One section of directives, as USER.md is: four lines hold "time", the weightiest
-        // word of the query, and one holds "book meetings" as a phrase.
-        let directives = [
-            "Timezone is Europe/Oslo; schedule in local time.",
-            "Use 24-hour time.",
-            "Give travel time by train, not by car.",
-            "Never book meetings before 10:00.",
-            "Time zones: spell them out.",
-        ];
-        let marker = "\n\n<!-- observed: 2026-01-05 | status: active -->\n\n- ";
-        let user = format!(
-            "# USER.md\n\n## Directives{marker}{}\n",
-            directives.join(marker)
-        );
-        write(dir.path(), "USER.md", &user);
-        write_filler_notes(dir.path(), "2025-03", "- Walked to work.");
-        let booked = (1..=7).map(|day| {
-            (
-                format!("2025-04-0{day}"),
-                "- Book the room for the team meetings.",
-            )
-        });
-        for (day, text) in booked {
-            write(
-                dir.path(),
-                &format!("memory/{day}.md"),
-                &format!("{text}\n"),
-            );
-        }
-        let hits = index(&dir).search("time to book meetings", 5, None);
-        assert_eq!(
-            hits.first().map(|h| h.snippet.as_str()),
-            Some("- Never book meetings before 10:00."),
-            "{hits:#?}"
-        );
     }
 
     #[test]

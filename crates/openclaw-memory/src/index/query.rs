@@ -5,7 +5,7 @@
 //! change a curated hit missed ([`change`](super::change)).
 
 use crate::index::bm25::{ChunkId, TermId};
-use crate::index::chunk::{LineRange, is_heading};
+use crate::index::chunk::LineRange;
 use crate::index::current::{self, Fact};
 use crate::index::lexicon::QueryTerm;
 use crate::index::rank::{coverage_factor, proximity_factor, recency_factor};
@@ -27,12 +27,6 @@ const CORRECTED_WEIGHT: f32 = 0.8;
 /// Most hits one chunk yields: a section can hold several separate answers (the directives of
 /// `USER.md`), each quoted on its own.
 const WINDOWS_PER_CHUNK: usize = 4;
-/// Windows of one chunk scored to choose those [`WINDOWS_PER_CHUNK`] from. They are found
-/// by the query weight they hold, but kept by their score, which also counts how close their
-/// words stand: in a long section, lines holding one weighty word must not crowd out the
-/// line holding the rest of the query as a phrase. Twice as many as are kept: on the tuning
-/// sets 8, 16 and 64 rank the same.
-const UNITS_PER_CHUNK: usize = 2 * WINDOWS_PER_CHUNK;
 
 impl MemoryIndex {
     /// The best `limit` hits for `query`. `today` (days since the epoch) feeds the optional
@@ -355,15 +349,25 @@ impl Search<'_> {
         out: &mut Vec<Ranked>,
     ) {
         let (query, ranking) = (&self.query, &self.index.ranking);
-        let lines: Vec<LineMatch> = locate(file, range, &query.terms)
+        let mut lines: Vec<LineMatch> = locate(file, range, &query.terms)
             .into_iter()
-            .zip(range.start..)
-            .map(|(mask, i)| LineMatch {
+            .map(|mask| LineMatch {
                 mask,
                 factor: 1.0,
-                heading: is_heading(file.line(i)),
+                heading: false,
             })
             .collect();
+        // Headings end windows: only those a window could run on into (a line or two after a
+        // line holding a query word) are looked up, so a search reads little of the text.
+        let mut last_match: Option<usize> = None;
+        for (at, line) in (range.start..).zip(lines.iter_mut()) {
+            if last_match.is_some_and(|m| at - m < snippet::UNIT_LINES) {
+                line.heading = file.is_heading(at);
+            }
+            if line.mask != 0 {
+                last_match = Some(at);
+            }
+        }
         let weights: Vec<f32> = query.terms.iter().map(|t| t.idf).collect();
         // No window holds more than the whole chunk.
         if snippet::window_value(&lines, &weights) < self.min_coverage * query.total_idf {
@@ -372,8 +376,7 @@ impl Search<'_> {
         let section = chunk_mask(&lines);
         let decay = recency_factor(ranking, file.day, self.today);
         let mut used = vec![false; lines.len()];
-        let from = out.len();
-        for _ in 0..UNITS_PER_CHUNK {
+        for _ in 0..WINDOWS_PER_CHUNK {
             let Some((start, end)) =
                 snippet::best_unit(&lines, &weights, &used, snippet::UNIT_LINES)
             else {
@@ -411,12 +414,6 @@ impl Search<'_> {
                 replaced,
                 section,
             });
-        }
-        // The best by score ("time to book meetings": the directive holding "book meetings"
-        // as a phrase, not three lines holding only the weightier "time").
-        if out.len() - from > WINDOWS_PER_CHUNK {
-            out[from..].sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
-            out.truncate(from + WINDOWS_PER_CHUNK);
         }
     }
 }
