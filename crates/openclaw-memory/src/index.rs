@@ -738,14 +738,14 @@ mod tests {
         write_notes(dir.path(), notes);
         write_filler_notes(dir.path(), "2025-03", "- Walked to work.");
         // Amara is in several notes, so "charger spare" alone is most of the query's weight.
-        let coffee = (1..=5).map(|day| (format!("2025-04-0{day}"), "- Coffee with Amara."));
-        for (day, text) in coffee {
-            write(
-                dir.path(),
-                &format!("memory/{day}.md"),
-                &format!("{text}\n"),
-            );
-        }
+        let days = [
+            "2025-04-01",
+            "2025-04-02",
+            "2025-04-03",
+            "2025-04-04",
+            "2025-04-05",
+        ];
+        write_notes(dir.path(), days.map(|day| (day, "- Coffee with Amara.")));
         let hits = index(&dir).search("amara charger spare", 5, None);
         assert_eq!(paths(&hits)[0], "memory/2026-07-22.md", "{hits:#?}");
         // With lookups' matches switched off, the newer note of the same subject comes first:

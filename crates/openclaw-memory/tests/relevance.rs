@@ -554,9 +554,10 @@ const ABLATIONS: &[(&str, Switch)] = &[
 
 /// What a set must score. Issue 14's targets are nDCG@5 ≥ 0.88, recall@5 ≥ 0.93, a superseded
 /// fact above the current one in ≤ 5 % of change-over-time queries, and nDCG@5 ≥ BM25 + 0.05,
-/// on every set. The BM25 margin is reached on every set with the model and words only on all
-/// but the second held-out set and the lookups; the others are regression floors a little below what each set measured, words
-/// only and with the embedding model, potion-base-8M (tuned 0.705 / 0.714 / 0 of 22 and
+/// on every set. The BM25 margin is reached on every set with the model but the lookups, and
+/// words only on all but the second and fourth held-out sets and the lookups; the others are
+/// regression floors a little below what each set measured, words only and with the embedding
+/// model, potion-base-8M (tuned 0.705 / 0.714 / 0 of 22 and
 /// 0.822 / 0.845 / 0 of 22; held-out 0.539 / 0.549 / 2 of 14 and 0.667 / 0.711 / 3 of 14),
 /// so the test fails if the ranking gets worse, not because a target is unmet.
 #[derive(Debug)]
@@ -668,10 +669,11 @@ const FOURTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     no_answer_most: 2,
 };
 
-/// The lookups set (words only and with the model alike: nDCG@5 0.965, recall@5 0.992;
+/// The lookups set (words only and with the model alike: nDCG@5 0.968, recall@5 1.000;
 /// plain BM25 0.952, which a query made of one line's words suits best). 0.935 / 0.975 before
 /// the eleventh round's rule that a lookup's statement is not displaced by the same sentence
-/// telling of another name. Regression floors, and the margin over BM25 is kept positive
+/// telling of another name (0.965 / 0.992), and its rule that a window never runs on into a
+/// heading. Regression floors, and the margin over BM25 is kept positive
 /// (the issue's +0.05 is out of reach here: 1.002 would be needed); without
 /// `lookups_keep_matches` the current-fact groups score 0.766.
 const LOOKUP_FLOORS: Floors = Floors {

@@ -271,10 +271,11 @@ impl MemoryIndex {
     }
 
     /// Whether two windows tell the same thing of different query words: more than half of
-    /// their distinct terms are the same, and the query terms they hold are not. Notes repeat a sentence with one name swapped ("Amara's laptop died
-    /// during the demo; lent a spare charger", then Jonas's), and the newer one is not a newer
-    /// statement of the older's subject. A changed fact is worded anew ("Maya's manager is Tom
-    /// Reyes", then "Reorg: her manager is now Priya Natarajan") and shares few terms.
+    /// their distinct terms are the same, and the query terms they hold are not. Notes repeat
+    /// a sentence with one name swapped ("Amara's laptop died during the demo; lent a spare
+    /// charger", then Jonas's), and the newer one is not a newer statement of the older's
+    /// subject. A changed fact is worded anew ("Maya's manager is Tom Reyes", then "Reorg: her
+    /// manager is now Priya Natarajan") and shares few terms.
     fn retold(&self, a: &Ranked, b: &Ranked, terms: &[Term]) -> bool {
         let distinct = |r: &Ranked| -> Vec<TermId> {
             let info = self.chunk_info[r.chunk as usize];
@@ -287,13 +288,8 @@ impl MemoryIndex {
             ids
         };
         let (a, b) = (distinct(a), distinct(b));
-        let held = |ids: &[TermId]| -> Vec<bool> {
-            terms
-                .iter()
-                .map(|t| ids.binary_search(&t.id).is_ok())
-                .collect()
-        };
-        if held(&a) == held(&b) {
+        let holds = |ids: &[TermId], t: &Term| ids.binary_search(&t.id).is_ok();
+        if terms.iter().all(|t| holds(&a, t) == holds(&b, t)) {
             return false;
         }
         let shared = a.iter().filter(|id| b.binary_search(id).is_ok()).count();
