@@ -9,6 +9,9 @@
 //! account from Chase to BECU" beside "Bank: BECU") confirms it rather than replacing it.
 
 use std::collections::VecDeque;
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
 
 use crate::index::bm25::TermId;
 use crate::index::query::file_terms;
@@ -101,20 +104,28 @@ fn words(line: &str) -> Vec<String> {
     out
 }
 
-/// Whether a line holds any word [`leaves`] looks for (as a substring: "quit" in "quite" too),
-/// checked before the line is split into words, which most lines naming a value never need.
+/// Whether a line holds any word [`leaves`] looks for (as a substring, in any case: "quit" in
+/// "quite" too), checked before the line is split into words, which most lines naming a value
+/// never need. One pass over the line for every cue at once.
 fn may_leave(line: &str) -> bool {
-    let lower = line.to_lowercase();
-    let first_of_pairs = LEAVING_PAIRS.iter().map(|(first, _)| *first);
-    let others = [
-        "from", "longer", "anymore", "any more", "gone", "closed", ", not", "— not", "– not",
-    ];
-    LEAVING
-        .iter()
-        .copied()
-        .chain(first_of_pairs)
-        .chain(others)
-        .any(|cue| lower.contains(cue))
+    static CUES: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
+        let first_of_pairs = LEAVING_PAIRS.iter().map(|(first, _)| *first);
+        let others = [
+            "from", "longer", "anymore", "any more", "gone", "closed", ", not", "— not", "– not",
+        ];
+        let cues: Vec<&str> = LEAVING
+            .iter()
+            .copied()
+            .chain(first_of_pairs)
+            .chain(others)
+            .collect();
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(cues)
+            .ok()
+    });
+    // Literal cues always build; were they not to, every line is read word by word.
+    CUES.as_ref().is_none_or(|cues| cues.is_match(line))
 }
 
 /// Whether `words[at]` is named as left behind: a leaving word before it (fillers between), "no
@@ -285,27 +296,26 @@ impl MemoryIndex {
         let mut best: Option<Change> = None;
         for i in start..=end.min(file.line_count().saturating_sub(1)) {
             let values = value_words(file.line(i));
-            // The rarest few, each with its stem and term: they name the thing.
-            let mut named: Vec<(u32, &String, std::borrow::Cow<'_, str>, TermId)> = values
+            // The rarest few, each with its term: they name the thing.
+            let mut named: Vec<(u32, &String, TermId)> = values
                 .iter()
                 .filter_map(|value| {
-                    let stem = self.lexicon.stem(value);
-                    let term = self.bm25.term_id(&stem)?;
+                    let term = self.lexicon.term(value, &self.bm25)?;
                     let notes = self.bm25.doc_freq(term);
                     #[expect(clippy::cast_precision_loss, reason = "as above")]
                     let rare = notes as f32 <= most;
-                    rare.then_some((notes, value, stem, term))
+                    rare.then_some((notes, value, term))
                 })
                 .collect();
             named.sort_by_key(|&(notes, ..)| notes);
             named.truncate(MAX_VALUES);
-            for (_, value, stem, term) in named {
-                // A word of the line is the value when it is, or shares its stem; a word with
-                // another first letter cannot, and is not stemmed.
+            for (_, value, term) in named {
+                // A word of the line is the value when it is, or has its term (another form of
+                // it); a word with another first letter cannot, and is not looked up.
                 let same_word = |w: &str| {
                     w == value
                         || (w.as_bytes().first() == value.as_bytes().first()
-                            && self.lexicon.stem(w) == stem)
+                            && self.lexicon.term(w, &self.bm25) == Some(term))
                 };
                 for chunk in self.bm25.chunks_with(term) {
                     let info = self.chunk_info[chunk as usize];

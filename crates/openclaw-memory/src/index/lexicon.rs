@@ -102,6 +102,15 @@ impl Lexicon {
         }
     }
 
+    /// The term of a word (already lowercase), if the notes hold it or another form of it: the
+    /// word's own entry when a note used it (no stemming), else its stem's.
+    pub fn term(&self, word: &str, bm25: &Bm25Index) -> Option<TermId> {
+        self.words
+            .get(word)
+            .copied()
+            .or_else(|| bm25.term_id(&self.stem(word)))
+    }
+
     /// The term of a word in a note, interning its stem when new.
     pub fn intern(&mut self, word: &str, bm25: &mut Bm25Index) -> TermId {
         if let Some(id) = self.words.get(word) {
@@ -117,12 +126,7 @@ impl Lexicon {
     /// The term of a query word: its own or its stem's, else the closest word the notes use
     /// (edit distance 1 for words of 6+ characters, 2 for 10+), the most common one on ties.
     pub fn lookup(&self, word: &str, bm25: &Bm25Index, typos: bool) -> QueryTerm {
-        let known = self
-            .words
-            .get(word)
-            .copied()
-            .or_else(|| bm25.term_id(&self.stem(word)));
-        if let Some(id) = known.filter(|id| bm25.doc_freq(*id) > 0) {
+        if let Some(id) = self.term(word, bm25).filter(|id| bm25.doc_freq(*id) > 0) {
             return QueryTerm::Known(id);
         }
         if !typos {
