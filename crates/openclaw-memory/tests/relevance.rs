@@ -277,6 +277,8 @@ struct Measured {
     no_answer_most: usize,
     /// Hits of no-answer queries not marked weak.
     no_answer_strong: usize,
+    /// nDCG@5 of each answerable query, in the set's order (for the paired interval).
+    ndcgs: Vec<f64>,
     misses: String,
 }
 
@@ -318,6 +320,7 @@ fn measure(labels: &Value, mut rank: impl FnMut(&str) -> Vec<Hit>) -> anyhow::Re
         }
         let (ndcg, recall, rr) = score(&hits, &relevant);
         m.overall.add(ndcg, recall, rr);
+        m.ndcgs.push(ndcg);
         m.kinds
             .entry(kind.clone())
             .or_default()
@@ -364,10 +367,11 @@ fn table(name: &str, ours: &Measured, baseline: &Measured) -> String {
         "| **all** | {} | **{n:.3}** | **{r:.3}** | **{m:.3}** | **{bn:.3}** |",
         ours.overall.queries
     );
+    let (low, high) = paired_interval(&ours.ndcgs, &baseline.ndcgs);
     let _ = writeln!(
         out,
         "\nBM25 over {BASELINE_CHUNK_LINES}-line chunks: recall@5 {br:.3}, MRR {bm:.3}; ours − \
-         BM25 nDCG@5: {:+.3}\nsuperseded fact above the current one: {} of {} change-over-time \
+         BM25 nDCG@5: {:+.3} (95 % paired bootstrap interval {low:+.3} to {high:+.3})\nsuperseded fact above the current one: {} of {} change-over-time \
          queries ({:.1}%) (BM25: {} of {})\nno-answer queries: {}, {:.2} hits on average, at most {}, {} \
          not marked weak",
         n - bn,
@@ -382,6 +386,44 @@ fn table(name: &str, ours: &Measured, baseline: &Measured) -> String {
         ours.no_answer_strong
     );
     out
+}
+
+/// Resamples of the queries for [`paired_interval`].
+const RESAMPLES: usize = 2000;
+
+/// The 95 % interval of the mean difference `ours − baseline` over the same queries, by the
+/// paired bootstrap (the queries drawn with replacement, [`RESAMPLES`] times, a fixed seed so
+/// every run prints the same): how far the margin over BM25 could move on another set of
+/// queries like these. A margin whose interval holds 0 is not one the set can tell apart.
+fn paired_interval(ours: &[f64], baseline: &[f64]) -> (f64, f64) {
+    let differences: Vec<f64> = ours.iter().zip(baseline).map(|(a, b)| a - b).collect();
+    if differences.is_empty() {
+        return (0.0, 0.0);
+    }
+    let mut rng = fastrand::Rng::with_seed(14);
+    let n = differences.len();
+    let mut means: Vec<f64> = (0..RESAMPLES)
+        .map(|_| (0..n).map(|_| differences[rng.usize(..n)]).sum::<f64>() / n as f64)
+        .collect();
+    means.sort_by(f64::total_cmp);
+    // 2.5 % of the resamples cut off at each end.
+    let tail = RESAMPLES / 40;
+    (means[tail], means[RESAMPLES - 1 - tail])
+}
+
+#[test]
+fn the_paired_interval_holds_a_constant_difference_and_widens_with_spread() {
+    let (low, high) = paired_interval(&[0.5, 0.7, 0.9], &[0.4, 0.6, 0.8]);
+    assert!(
+        (low - 0.1).abs() < 1e-9 && (high - 0.1).abs() < 1e-9,
+        "{low} {high}"
+    );
+    let ours: Vec<f64> = (0..100)
+        .map(|i| if i % 2 == 0 { 1.0 } else { 0.0 })
+        .collect();
+    let (low, high) = paired_interval(&ours, &[0.5; 100]);
+    assert!(low < 0.0 && high > 0.0, "{low} {high}");
+    assert_eq!(paired_interval(&[], &[]), (0.0, 0.0));
 }
 
 /// A set's workspace: `workspace/` beside its queries, or the one its `queries.json` names
