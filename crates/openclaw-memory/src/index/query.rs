@@ -486,10 +486,14 @@ fn is_question(text: &str) -> bool {
 
 /// Per line of the chunk, a bit mask of the query terms it holds.
 fn locate(file: &IndexedFile, range: LineRange, terms: &[Term]) -> Vec<u64> {
+    let maybe = TermFilter::new(terms);
     (range.start..=range.end)
         .map(|i| {
             let line = file_terms(file, i, i);
             line.iter().fold(0_u64, |mask, id| {
+                if !maybe.holds(*id) {
+                    return mask;
+                }
                 terms
                     .iter()
                     .position(|t| t.id == *id)
@@ -497,6 +501,23 @@ fn locate(file: &IndexedFile, range: LineRange, terms: &[Term]) -> Vec<u64> {
             })
         })
         .collect()
+}
+
+/// A one-word test that a term cannot be one of the query's (one bit per term id modulo 64),
+/// so the words of a line that are not query words, nearly all of them, cost a shift and a
+/// mask instead of a look through the query's terms.
+#[derive(Debug, Clone, Copy)]
+struct TermFilter(u64);
+
+impl TermFilter {
+    fn new(terms: &[Term]) -> Self {
+        Self(terms.iter().fold(0, |bits, t| bits | 1 << (t.id % 64)))
+    }
+
+    /// False when `id` is no query term; true when it may be.
+    fn holds(self, id: TermId) -> bool {
+        self.0 & 1 << (id % 64) != 0
+    }
 }
 
 /// The terms of lines `start..=end` of a file, in order (none when a loaded index's offsets
@@ -518,11 +539,37 @@ fn chunk_mask(lines: &[LineMatch]) -> u64 {
 /// `start..=end` of a file, skipping the terms the window lacks.
 fn positions_in(file: &IndexedFile, start: usize, end: usize, terms: &[Term]) -> Vec<Vec<usize>> {
     let mut positions = vec![Vec::new(); terms.len()];
+    let maybe = TermFilter::new(terms);
     for (pos, id) in file_terms(file, start, end).iter().enumerate() {
+        if !maybe.holds(*id) {
+            continue;
+        }
         if let Some(q) = terms.iter().position(|t| t.id == *id) {
             positions[q].push(pos);
         }
     }
     positions.retain(|p| !p.is_empty());
     positions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_term_filter_never_turns_away_a_query_term() {
+        let terms: Vec<Term> = [3, 67, 1_000_005]
+            .into_iter()
+            .map(|id| Term {
+                id,
+                weight: 1.0,
+                idf: 1.0,
+            })
+            .collect();
+        let maybe = TermFilter::new(&terms);
+        assert!(terms.iter().all(|t| maybe.holds(t.id)));
+        // 67 and 3 share a bit (67 % 64 == 3): a maybe, which the look through the terms settles.
+        let turned_away = (0..640).filter(|&id| !maybe.holds(id)).count();
+        assert_eq!(turned_away, 640 - 2 * 10);
+    }
 }
