@@ -371,9 +371,10 @@ fn table(name: &str, ours: &Measured, baseline: &Measured) -> String {
     let _ = writeln!(
         out,
         "\nBM25 over {BASELINE_CHUNK_LINES}-line chunks: recall@5 {br:.3}, MRR {bm:.3}; ours − \
-         BM25 nDCG@5: {:+.3} (95 % paired bootstrap interval {low:+.3} to {high:+.3})\nsuperseded fact above the current one: {} of {} change-over-time \
-         queries ({:.1}%) (BM25: {} of {})\nno-answer queries: {}, {:.2} hits on average, at most {}, {} \
-         not marked weak",
+         BM25 nDCG@5: {:+.3} (95 % paired bootstrap interval {low:+.3} to {high:+.3})\n\
+         superseded fact above the current one: {} of {} change-over-time queries ({:.1}%) \
+         (BM25: {} of {})\nno-answer queries: {}, {:.2} hits on average, at most {}, {} not \
+         marked weak",
         n - bn,
         ours.superseded_first,
         ours.changes,
