@@ -1,7 +1,7 @@
 //! Measured relevance of the local search on the labelled sets under `tests/fixtures/`: the
 //! tuned set `relevance/` (generated workspace and queries with graded line spans; see its
-//! `generate.py`), the held-out sets `relevance-holdout/`, `relevance-holdout-2/` and
-//! `relevance-holdout-3/`, each written separately and never tuned on, and the lookups set
+//! `generate.py`), the held-out sets `relevance-holdout/` to `relevance-holdout-5/`, each
+//! written separately and never tuned on, and the lookups set
 //! `relevance-lookups/` (queries made of a few words of one line of the tuned workspace, see its
 //! `generate.py`), tuned on like the tuned set, and the changes set `relevance-changes/` (facts
 //! that change over time, with a partly stale `MEMORY.md`; written by a helper who read neither
@@ -597,11 +597,11 @@ const ABLATIONS: &[(&str, Switch)] = &[
 
 /// What a set must score. Issue 14's targets are nDCG@5 ≥ 0.88, recall@5 ≥ 0.93, a superseded
 /// fact above the current one in ≤ 5 % of change-over-time queries, and nDCG@5 ≥ BM25 + 0.05,
-/// on every set. The BM25 margin is reached on every set with the model but the lookups, and
-/// words only on all but the second and fourth held-out sets and the lookups; the others are
-/// regression floors a little below what each set measured, words only and with the embedding
-/// model, potion-base-8M (tuned 0.705 / 0.714 / 0 of 22 and
-/// 0.822 / 0.845 / 0 of 22; held-out 0.539 / 0.549 / 2 of 14 and 0.667 / 0.711 / 3 of 14),
+/// on every set. The BM25 margin is reached with the model on every set but the fifth held-out
+/// set and the lookups, and words only on all but the second, fourth and fifth held-out sets
+/// and the lookups; the others are regression floors a little below what each set measured,
+/// words only and with the embedding model, potion-base-8M (tuned 0.713 / 0.722 / 0 of 22 and
+/// 0.825 / 0.845 / 0 of 22; held-out 0.539 / 0.549 / 2 of 14 and 0.667 / 0.711 / 3 of 14),
 /// so the test fails if the ranking gets worse, not because a target is unmet.
 #[derive(Debug)]
 struct Floors {
@@ -709,6 +709,27 @@ const FOURTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     recall: 0.74,
     superseded_rate: 0.35,
     bm25_margin: BM25_MARGIN,
+    no_answer_most: 2,
+};
+
+/// The fifth held-out set, measured when it was added (issue 14, thirteenth round): words only
+/// 0.592 / 0.608 / 6 of 24, +0.029 over plain BM25; with the model 0.609 / 0.641 / 6 of 24,
+/// +0.046. The model gains least here of any set, and preferences fall under plain BM25
+/// (0.583 against 0.764). Regression floors, like the others: neither configuration reaches
+/// the issue's +0.05 over BM25 on this set, so the floor keeps the margin positive.
+const FIFTH_HELD_OUT_FLOORS: Floors = Floors {
+    ndcg: 0.57,
+    recall: 0.59,
+    superseded_rate: 0.30,
+    bm25_margin: 0.01,
+    no_answer_most: 2,
+};
+
+const FIFTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
+    ndcg: 0.59,
+    recall: 0.62,
+    superseded_rate: 0.30,
+    bm25_margin: 0.02,
     no_answer_most: 2,
 };
 
@@ -834,14 +855,22 @@ fn fourth_held_out() -> PathBuf {
     fixtures("relevance-holdout-4")
 }
 
+/// The fifth held-out set, written in issue 14's thirteenth round by a helper who had read
+/// neither the ranking code nor the other sets, and first measured to decide one change
+/// registered before the set existed (irregular word forms; dropped on it).
+fn fifth_held_out() -> PathBuf {
+    fixtures("relevance-holdout-5")
+}
+
 /// Every set the ablation and the ceiling cover, by name.
-fn every_set() -> [(&'static str, PathBuf); 7] {
+fn every_set() -> [(&'static str, PathBuf); 8] {
     [
         ("tuned", fixtures("relevance")),
         ("held-out", held_out()),
         ("second held-out", second_held_out()),
         ("third held-out", third_held_out()),
         ("fourth held-out", fourth_held_out()),
+        ("fifth held-out", fifth_held_out()),
         ("lookups", fixtures("relevance-lookups")),
         ("changes", fixtures("relevance-changes")),
     ]
@@ -1002,11 +1031,22 @@ fn fourth_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
     )
 }
 
-/// The four held-out sets as one: each set's interval is about ±0.06 wide, too wide to tell a
-/// small gain from none, and the four together (408 answerable queries) narrow it. Each set's
+/// The fifth held-out set: totals only, against the baseline from the same run.
+#[test]
+fn fifth_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
+    check_set(
+        "fifth held-out set",
+        &fifth_held_out(),
+        (&FIFTH_HELD_OUT_FLOORS, &FIFTH_HELD_OUT_EMBEDDED_FLOORS),
+        false,
+    )
+}
+
+/// The held-out sets as one: each set's interval is about ±0.06 wide, too wide to tell a
+/// small gain from none, and together (510 answerable queries) they narrow it. Each set's
 /// own test holds its floors; pooled, both configurations must clear the issue's margin over
-/// plain BM25 (measured when this test was added: +0.065 words only, +0.146 with the model),
-/// with an interval clear of zero.
+/// plain BM25 with an interval clear of zero (measured over the first four when this test was
+/// added: +0.065 words only, +0.146 with the model).
 #[test]
 fn held_out_sets_pooled_against_plain_bm25() -> anyhow::Result<()> {
     let sets = [
@@ -1014,6 +1054,7 @@ fn held_out_sets_pooled_against_plain_bm25() -> anyhow::Result<()> {
         second_held_out(),
         third_held_out(),
         fourth_held_out(),
+        fifth_held_out(),
     ];
     let evaluations: Vec<Evaluation> = sets
         .iter()
@@ -1029,7 +1070,7 @@ fn held_out_sets_pooled_against_plain_bm25() -> anyhow::Result<()> {
     if let Some(embedded) = embedded {
         configurations.push(("with the embedding model", embedded));
     }
-    let mut out = String::from("### the four held-out sets pooled\n\n");
+    let mut out = String::from("### the five held-out sets pooled\n\n");
     let mut below = Vec::new();
     for (configuration, ours) in &configurations {
         let p = pooled(ours, &baseline);
@@ -1064,7 +1105,7 @@ fn held_out_sets_pooled_against_plain_bm25() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The four held-out sets' totals as one set.
+/// The held-out sets' totals as one set.
 struct Pooled {
     queries: usize,
     ours: f64,
