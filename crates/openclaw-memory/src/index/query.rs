@@ -8,7 +8,7 @@ use crate::index::bm25::{ChunkId, TermId};
 use crate::index::chunk::LineRange;
 use crate::index::current::{self, Fact};
 use crate::index::lexicon::QueryTerm;
-use crate::index::rank::{coverage_factor, proximity_factor, recency_factor};
+use crate::index::rank::{RankOptions, coverage_factor, proximity_factor, recency_factor};
 use crate::index::snippet::{self, LineMatch};
 use crate::index::{IndexedFile, LocalHit, MemoryIndex};
 
@@ -371,23 +371,34 @@ impl Search<'_> {
         }
         let section = chunk_mask(&lines);
         let decay = recency_factor(ranking, file.day, self.today);
-        let mut used = vec![false; lines.len()];
-        for _ in 0..WINDOWS_PER_CHUNK {
-            let Some((start, end)) =
-                snippet::best_unit(&lines, &weights, &used, snippet::UNIT_LINES)
-            else {
-                break;
-            };
-            used[start..=end].fill(true);
-            let value = snippet::window_value(&lines[start..=end], &weights);
+        let first_new = out.len();
+        // A chunk yields its best few windows by the score they are ranked by, which also
+        // counts how much of the query a window covers and how close its words stand. (Picked
+        // by weight alone, three directives holding the query's rarest word took the places of
+        // both holding its two other words side by side: "earliest time to book meetings".)
+        // The windows come heaviest first: one that could not beat the few best even with its
+        // words side by side is passed over unread (equal windows keep the earlier ones).
+        let mut kept: Vec<f32> = Vec::with_capacity(WINDOWS_PER_CHUNK + 1);
+        for (value, start, end) in snippet::units(&lines, &weights, snippet::UNIT_LINES) {
             let covered = (value / query.total_idf).min(1.0);
             if covered < self.min_coverage {
-                continue;
+                break;
+            }
+            if kept.len() == WINDOWS_PER_CHUNK {
+                let mask = lines[start..=end].iter().fold(0, |m, l| m | l.mask);
+                let most =
+                    value * coverage_factor(ranking, covered) * closest_factor(ranking, mask);
+                if most <= kept[WINDOWS_PER_CHUNK - 1] {
+                    continue;
+                }
             }
             let (first, last) = (range.start + start, range.start + end);
             let present = positions_in(file, first, last, &query.terms);
             let relevance =
                 value * coverage_factor(ranking, covered) * proximity_factor(ranking, &present);
+            let at = kept.partition_point(|&k| k >= relevance);
+            kept.insert(at, relevance);
+            kept.truncate(WINDOWS_PER_CHUNK);
             // Every matching line of the window holds a replaced fact.
             let replaced = !file.superseded.is_empty()
                 && (first..=last)
@@ -411,6 +422,12 @@ impl Search<'_> {
                 section,
             });
         }
+        let windows = &mut out[first_new..];
+        if windows.len() > WINDOWS_PER_CHUNK {
+            // Stable: equal windows keep the order they came in (heaviest, shortest, first).
+            windows.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
+            out.truncate(first_new + WINDOWS_PER_CHUNK);
+        }
     }
 }
 
@@ -430,6 +447,15 @@ fn take_turn(hits: &mut Vec<LocalHit>, waiting: &mut Vec<LocalHit>, limit: usize
             taken += 1;
         }
     }
+}
+
+/// The most [`proximity_factor`] could give a window holding the query terms in `mask`: every
+/// two of them side by side and in order, which needs two.
+fn closest_factor(ranking: &RankOptions, mask: u64) -> f32 {
+    if mask.count_ones() < 2 {
+        return 1.0;
+    }
+    1.0 + ranking.phrase_boost.max(0.0)
 }
 
 /// A candidate hit: a few lines of one chunk with their score (`relevance` before the

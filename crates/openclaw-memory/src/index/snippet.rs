@@ -42,38 +42,61 @@ pub fn window_value(lines: &[LineMatch], weights: &[f32]) -> f32 {
 /// Longest window ranked as one hit: a bullet and its continuation lines, or a short paragraph.
 pub const UNIT_LINES: usize = 3;
 
-/// The best window of at most `max_lines` lines not yet `used` (offsets into `lines`): the most
-/// query weight, then the shortest. It starts and ends on lines holding a query term and has
-/// no used line inside, and no heading but on its first line (a heading opens what follows
-/// it, not what comes before). `None` when no unused line holds one.
-pub fn best_unit(
-    lines: &[LineMatch],
-    weights: &[f32],
-    used: &[bool],
-    max_lines: usize,
-) -> Option<(usize, usize)> {
-    let mut best: Option<(f32, usize, usize)> = None;
+/// The windows of at most `max_lines` lines worth ranking, best first and never overlapping:
+/// each is the one with the most query weight, then the shortest, then the first, among those
+/// sharing no line with an earlier one. A window starts and ends on lines holding a query term
+/// and has no heading but on its first line (a heading opens what follows it, not what comes
+/// before).
+pub fn units(lines: &[LineMatch], weights: &[f32], max_lines: usize) -> Units {
+    let mut windows = Vec::new();
     for start in 0..lines.len() {
-        if used[start] || lines[start].mask == 0 {
+        if lines[start].mask == 0 {
             continue;
         }
         for end in start..lines.len().min(start + max_lines.max(1)) {
-            if used[end] || (end > start && lines[end].heading) {
+            if end > start && lines[end].heading {
                 break;
             }
-            if lines[end].mask == 0 {
-                continue;
-            }
-            let value = window_value(&lines[start..=end], weights);
-            let better = best.is_none_or(|(v, s, e)| {
-                value > v + 1e-4 || ((value - v).abs() <= 1e-4 && end - start < e - s)
-            });
-            if better {
-                best = Some((value, start, end));
+            if lines[end].mask != 0 {
+                windows.push((window_value(&lines[start..=end], weights), start, end));
             }
         }
     }
-    best.map(|(_, start, end)| (start, end))
+    windows.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then((a.2 - a.1).cmp(&(b.2 - b.1)))
+            .then(a.1.cmp(&b.1))
+    });
+    windows.reverse();
+    Units {
+        windows,
+        used: vec![false; lines.len()],
+    }
+}
+
+/// The windows [`units`] picks, taken one at a time: each costs only the check that none of
+/// its lines was taken, however many windows a section holds.
+#[derive(Debug)]
+pub struct Units {
+    /// Every window as (value, first line, last line), the best last.
+    windows: Vec<(f32, usize, usize)>,
+    used: Vec<bool>,
+}
+
+impl Iterator for Units {
+    /// (value, first line, last line).
+    type Item = (f32, usize, usize);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while let Some((value, start, end)) = self.windows.pop() {
+            if self.used[start..=end].iter().any(|&u| u) {
+                continue;
+            }
+            self.used[start..=end].fill(true);
+            return Some((value, start, end));
+        }
+        None
+    }
 }
 
 /// The lines to quote for a ranked window inside `chunk`: the window itself, and when it is a
@@ -130,36 +153,43 @@ mod tests {
             .collect()
     }
 
-    const NONE_USED: [bool; 16] = [false; 16];
+    fn first(masks: &[LineMatch], weights: &[f32]) -> Option<(usize, usize)> {
+        units(masks, weights, UNIT_LINES)
+            .next()
+            .map(|(_, start, end)| (start, end))
+    }
 
     #[test]
     fn picks_the_lines_covering_most_query_words() {
         let masks = matches(&[0, 0b001, 0, 0b011, 0b100]);
-        let unit = best_unit(&masks, &[1.0, 1.0, 1.0], &NONE_USED, UNIT_LINES);
-        assert_eq!(unit, Some((3, 4)));
+        assert_eq!(first(&masks, &[1.0, 1.0, 1.0]), Some((3, 4)));
     }
 
     #[test]
     fn a_rare_word_outweighs_a_common_one_in_a_window_of_its_own() {
         // Term 0 is common (weight 0.5), term 1 rare (weight 4); too far apart for one window.
         let masks = matches(&[0b01, 0, 0, 0, 0b10]);
-        assert_eq!(
-            best_unit(&masks, &[0.5, 4.0], &NONE_USED, UNIT_LINES),
-            Some((4, 4))
-        );
+        assert_eq!(first(&masks, &[0.5, 4.0]), Some((4, 4)));
     }
 
     #[test]
-    fn used_lines_leave_the_next_best_window() {
+    fn later_windows_never_overlap_earlier_ones() {
+        // Lines 0..=2 hold both terms together; then line 3 alone (line 2 is taken), then
+        // nothing: line 0's window would reuse it.
         let masks = matches(&[0b01, 0, 0b10, 0b10]);
-        let mut used = [false; 4];
-        used[2..=3].fill(true);
-        assert_eq!(
-            best_unit(&masks, &[1.0, 2.0], &used, UNIT_LINES),
-            Some((0, 0))
-        );
-        used[0] = true;
-        assert_eq!(best_unit(&masks, &[1.0, 2.0], &used, UNIT_LINES), None);
+        let picked: Vec<(usize, usize)> = units(&masks, &[1.0, 2.0], UNIT_LINES)
+            .map(|(_, start, end)| (start, end))
+            .collect();
+        assert_eq!(picked, [(0, 2), (3, 3)]);
+    }
+
+    #[test]
+    fn equal_windows_come_shortest_then_first() {
+        let masks = matches(&[0b1, 0, 0b1, 0b1]);
+        let picked: Vec<(usize, usize)> = units(&masks, &[1.0], UNIT_LINES)
+            .map(|(_, start, end)| (start, end))
+            .collect();
+        assert_eq!(picked, [(0, 0), (2, 2), (3, 3)]);
     }
 
     #[test]
@@ -168,27 +198,18 @@ mod tests {
         // window, though together they hold both terms.
         let mut masks = matches(&[0b01, 0, 0b10]);
         masks[2].heading = true;
-        assert_eq!(
-            best_unit(&masks, &[1.0, 1.0], &NONE_USED, UNIT_LINES),
-            Some((0, 0))
-        );
+        assert_eq!(first(&masks, &[1.0, 1.0]), Some((0, 0)));
         // "## Home" and the line under it are one.
         let mut masks = matches(&[0, 0b10, 0b01]);
         masks[1].heading = true;
-        assert_eq!(
-            best_unit(&masks, &[1.0, 1.0], &NONE_USED, UNIT_LINES),
-            Some((1, 2))
-        );
+        assert_eq!(first(&masks, &[1.0, 1.0]), Some((1, 2)));
     }
 
     #[test]
     fn a_superseded_line_loses_to_the_line_that_replaced_it() {
         let mut masks = matches(&[0b1, 0, 0b1]);
         masks[0].factor = 0.3;
-        assert_eq!(
-            best_unit(&masks, &[1.0], &NONE_USED, UNIT_LINES),
-            Some((2, 2))
-        );
+        assert_eq!(first(&masks, &[1.0]), Some((2, 2)));
     }
 
     #[test]
