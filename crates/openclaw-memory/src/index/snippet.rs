@@ -48,7 +48,7 @@ pub const UNIT_LINES: usize = 3;
 /// and has no heading but on its first line (a heading opens what follows it, not what comes
 /// before).
 pub fn units(lines: &[LineMatch], weights: &[f32], max_lines: usize) -> Units {
-    let mut windows = Vec::new();
+    let mut windows = Vec::with_capacity(lines.len() * max_lines.max(1));
     for start in 0..lines.len() {
         if lines[start].mask == 0 {
             continue;
@@ -62,7 +62,9 @@ pub fn units(lines: &[LineMatch], weights: &[f32], max_lines: usize) -> Units {
             }
         }
     }
-    windows.sort_by(|a, b| {
+    // Every window has its own first line and length, so the order is total and needs no
+    // stable sort.
+    windows.sort_unstable_by(|a, b| {
         b.0.total_cmp(&a.0)
             .then((a.2 - a.1).cmp(&(b.2 - b.1)))
             .then(a.1.cmp(&b.1))
