@@ -371,34 +371,34 @@ impl Search<'_> {
         }
         let section = chunk_mask(&lines);
         let decay = recency_factor(ranking, file.day, self.today);
-        let first_new = out.len();
         // A chunk yields its best few windows by the score they are ranked by, which also
         // counts how much of the query a window covers and how close its words stand. (Picked
         // by weight alone, three directives holding the query's rarest word took the places of
         // both holding its two other words side by side: "earliest time to book meetings".)
         // The windows come heaviest first: one that could not beat the few best even with its
         // words side by side is passed over unread (equal windows keep the earlier ones).
-        let mut kept: Vec<f32> = Vec::with_capacity(WINDOWS_PER_CHUNK + 1);
+        let mut best: Vec<(f32, usize, usize)> = Vec::with_capacity(WINDOWS_PER_CHUNK + 1);
+        let mut positions: Vec<Vec<usize>> = Vec::new();
         for (value, start, end) in snippet::units(&lines, &weights, snippet::UNIT_LINES) {
             let covered = (value / query.total_idf).min(1.0);
             if covered < self.min_coverage {
                 break;
             }
-            if kept.len() == WINDOWS_PER_CHUNK {
+            let boosted = value * coverage_factor(ranking, covered);
+            if best.len() == WINDOWS_PER_CHUNK {
                 let mask = lines[start..=end].iter().fold(0, |m, l| m | l.mask);
-                let most =
-                    value * coverage_factor(ranking, covered) * closest_factor(ranking, mask);
-                if most <= kept[WINDOWS_PER_CHUNK - 1] {
+                if boosted * closest_factor(ranking, mask) <= best[WINDOWS_PER_CHUNK - 1].0 {
                     continue;
                 }
             }
             let (first, last) = (range.start + start, range.start + end);
-            let present = positions_in(file, first, last, &query.terms);
-            let relevance =
-                value * coverage_factor(ranking, covered) * proximity_factor(ranking, &present);
-            let at = kept.partition_point(|&k| k >= relevance);
-            kept.insert(at, relevance);
-            kept.truncate(WINDOWS_PER_CHUNK);
+            positions_in(file, first, last, &query.terms, &mut positions);
+            let relevance = boosted * proximity_factor(ranking, &positions);
+            let at = best.partition_point(|&(kept, _, _)| kept >= relevance);
+            best.insert(at, (relevance, first, last));
+            best.truncate(WINDOWS_PER_CHUNK);
+        }
+        for (relevance, first, last) in best {
             // Every matching line of the window holds a replaced fact.
             let replaced = !file.superseded.is_empty()
                 && (first..=last)
@@ -421,12 +421,6 @@ impl Search<'_> {
                 replaced,
                 section,
             });
-        }
-        let windows = &mut out[first_new..];
-        if windows.len() > WINDOWS_PER_CHUNK {
-            // Stable: equal windows keep the order they came in (heaviest, shortest, first).
-            windows.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
-            out.truncate(first_new + WINDOWS_PER_CHUNK);
         }
     }
 }
@@ -562,9 +556,20 @@ fn chunk_mask(lines: &[LineMatch]) -> u64 {
 }
 
 /// Positions (token offsets from the window's first term) of each query term found in lines
-/// `start..=end` of a file, skipping the terms the window lacks.
-fn positions_in(file: &IndexedFile, start: usize, end: usize, terms: &[Term]) -> Vec<Vec<usize>> {
-    let mut positions = vec![Vec::new(); terms.len()];
+/// `start..=end` of a file, into `positions` (one list per query term, empty for a term the
+/// window lacks): the lists are reused from window to window, so scoring one allocates nothing
+/// once they have grown.
+fn positions_in(
+    file: &IndexedFile,
+    start: usize,
+    end: usize,
+    terms: &[Term],
+    positions: &mut Vec<Vec<usize>>,
+) {
+    positions.resize_with(terms.len(), Vec::new);
+    for list in positions.iter_mut() {
+        list.clear();
+    }
     let maybe = TermFilter::new(terms);
     for (pos, id) in file_terms(file, start, end).iter().enumerate() {
         if !maybe.holds(*id) {
@@ -574,8 +579,6 @@ fn positions_in(file: &IndexedFile, start: usize, end: usize, terms: &[Term]) ->
             positions[q].push(pos);
         }
     }
-    positions.retain(|p| !p.is_empty());
-    positions
 }
 
 #[cfg(test)]

@@ -122,18 +122,23 @@ pub fn coverage_factor(options: &RankOptions, covered: f32) -> f32 {
 }
 
 /// The proximity factor from each query term's positions in the chunk (`positions[i]` for the
-/// i-th query term, ascending). Consecutive query terms found adjacent and in order score 1,
-/// further apart less, beyond [`PROXIMITY_WINDOW`] nothing; the factor is
-/// `1 + boost × mean over consecutive pairs`.
+/// i-th query term, ascending; empty for a term the window lacks). Consecutive query terms
+/// found adjacent and in order score 1, further apart less, beyond [`PROXIMITY_WINDOW`]
+/// nothing; the factor is `1 + boost × mean over consecutive pairs` of the terms present.
 pub fn proximity_factor(options: &RankOptions, positions: &[Vec<usize>]) -> f32 {
-    if positions.len() < 2 {
+    let mut present = positions.iter().filter(|p| !p.is_empty());
+    let Some(mut previous) = present.next() else {
+        return 1.0;
+    };
+    let (mut pairs, mut total) = (0_usize, 0.0_f32);
+    for next in present {
+        total += pair_closeness(previous, next);
+        pairs += 1;
+        previous = next;
+    }
+    if pairs == 0 {
         return 1.0;
     }
-    let pairs = positions.len() - 1;
-    let total: f32 = positions
-        .windows(2)
-        .map(|pair| pair_closeness(&pair[0], &pair[1]))
-        .sum();
     1.0 + options.phrase_boost * total / pairs as f32
 }
 
@@ -181,6 +186,9 @@ mod tests {
         let apart = proximity_factor(&o, &[vec![3], vec![8]]);
         let far = proximity_factor(&o, &[vec![3], vec![40]]);
         assert!(adjacent > apart && apart > far, "{adjacent} {apart} {far}");
+        // A term the window lacks leaves the pair of the terms around it.
+        let skipping = proximity_factor(&o, &[vec![3], vec![], vec![4]]);
+        assert!((skipping - adjacent).abs() < f32::EPSILON);
         assert!((far - 1.0).abs() < f32::EPSILON);
     }
 
