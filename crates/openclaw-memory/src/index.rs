@@ -848,6 +848,53 @@ mod tests {
     }
 
     #[test]
+    fn a_section_yields_its_best_windows_by_their_score_not_their_weight() {
+        // "time" is in no note, "book" and "meetings" in one note in four: a directive holding
+        // "time" weighs more than one holding "book meetings" (3.1 against 2.6), but the
+        // phrase, covering more of the query, scores higher (4.6 against 4.1). Picked by
+        // weight, the four "time" directives took the section's four places.
+        let dir = TempDir::new().unwrap();
+        for day in 1..=32 {
+            let text = if day % 4 == 0 {
+                "- A book and two meetings."
+            } else {
+                "- A quiet day."
+            };
+            write(
+                dir.path(),
+                &format!("memory/2025-{:02}-{:02}.md", 1 + day / 28, 1 + day % 28),
+                &format!("{text}\n"),
+            );
+        }
+        let mut text = String::from(
+            "# USER.md - User Model
+
+## Directives
+
+",
+        );
+        for rule in [
+            "Timezone is Europe/Berlin; schedule in local time.",
+            "Use 24-hour time.",
+            "Give travel time by train.",
+            "Time reminders for the morning.",
+            "Never book meetings before 10:00.",
+        ] {
+            writeln!(
+                text,
+                "<!-- observed: 2026-01-01 | status: active -->\n\n- {rule}\n"
+            )
+            .unwrap();
+        }
+        write(dir.path(), "USER.md", &text);
+        let hits = index(&dir).search("time book meetings", 5, None);
+        assert_eq!(
+            hits[0].snippet, "- Never book meetings before 10:00.",
+            "{hits:#?}"
+        );
+    }
+
+    #[test]
     fn a_search_holding_little_of_the_query_returns_two_weak_guesses() {
         let dir = TempDir::new().unwrap();
         for day in 1..=6 {

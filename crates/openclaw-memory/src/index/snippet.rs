@@ -176,8 +176,8 @@ mod tests {
 
     #[test]
     fn later_windows_never_overlap_earlier_ones() {
-        // Lines 0..=2 hold both terms together; then line 3 alone (line 2 is taken), then
-        // nothing: line 0's window would reuse it.
+        // Lines 0..=2 hold both terms together; then line 3 alone, not 2..=3 (line 2 is
+        // taken); every other window shares a line with these two.
         let masks = matches(&[0b01, 0, 0b10, 0b10]);
         let picked: Vec<(usize, usize)> = units(&masks, &[1.0, 2.0], UNIT_LINES)
             .map(|(_, start, end)| (start, end))
