@@ -895,6 +895,46 @@ mod tests {
     }
 
     #[test]
+    fn a_preference_question_reaches_the_directive_before_notes_naming_the_same_thing() {
+        // Sixty short notes holding "remind", each a better BM25 match than the long
+        // directives section: without the rule the directive lost the candidate cut.
+        let dir = TempDir::new().unwrap();
+        for day in 1..=60 {
+            write(
+                dir.path(),
+                &format!("memory/2025-{:02}-{:02}.md", 1 + day / 28, 1 + day % 28),
+                &format!("- Asked me to remind Sam about errand {day}.\n"),
+            );
+        }
+        let mut text = String::from("# USER.md - User Model\n\n## Directives\n\n");
+        for rule in [
+            "Keep answers concise: bullet points, no preambles.",
+            "Use metric units and 24-hour times.",
+            "Draft emails in a warm but brief tone.",
+            "Send reminders one hour before each event, by text message.",
+        ] {
+            writeln!(
+                text,
+                "<!-- observed: 2026-01-01 | status: active -->\n\n- {rule}\n"
+            )
+            .unwrap();
+        }
+        write(dir.path(), "USER.md", &text);
+        let index = index(&dir);
+        let hits = index.search("how early should reminders go out", 5, None);
+        assert_eq!(
+            hits[0].snippet, "- Send reminders one hour before each event, by text message.",
+            "{hits:#?}"
+        );
+        // Not a preference question: the notes keep their places.
+        let hits = index.search("how early were reminders sent", 5, None);
+        assert!(
+            hits.iter().all(|h| h.path.to_string() != "USER.md"),
+            "{hits:#?}"
+        );
+    }
+
+    #[test]
     fn a_search_holding_little_of_the_query_returns_two_weak_guesses() {
         let dir = TempDir::new().unwrap();
         for day in 1..=6 {

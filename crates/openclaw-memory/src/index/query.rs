@@ -107,6 +107,12 @@ impl MemoryIndex {
         // displaced fell off the page: "Which bank is Maya's checking account with?")
         let floor = best * self.ranking.relative_floor;
         ranked.retain(|r| r.relevance >= floor && r.score >= self.ranking.min_score);
+        // A question about what the user wants done ("how early should reminders go out") is
+        // answered by a `USER.md` directive before a note that names the same thing;
+        // among directives, the current-fact groups then put a superseded one last.
+        if search.query.preference {
+            ranked.sort_by_key(|r| !self.in_directives(r.chunk));
+        }
         if self.ranking.current_facts {
             ranked = self.current_first(ranked, &search.query);
         }
@@ -224,11 +230,35 @@ impl MemoryIndex {
         };
         let keep = (limit * CANDIDATES_PER_RESULT).max(MIN_CANDIDATES);
         if candidates.len() > keep {
+            // A long `USER.md` section loses the cut to every short note holding as much of
+            // the query; a preference question keeps it (see `search_with`).
+            let directives: Vec<(ChunkId, f32, f32)> = if query.preference {
+                candidates
+                    .iter()
+                    .filter(|c| self.in_directives(c.0))
+                    .copied()
+                    .collect()
+            } else {
+                Vec::new()
+            };
             candidates.select_nth_unstable_by(keep, by_weight);
             candidates.truncate(keep);
+            for directive in directives {
+                if !candidates.iter().any(|c| c.0 == directive.0) {
+                    candidates.push(directive);
+                }
+            }
         }
 
         candidates
+    }
+
+    /// Whether a chunk is part of a `USER.md`, the file of the user's directives.
+    fn in_directives(&self, chunk: ChunkId) -> bool {
+        let info = self.chunk_info[chunk as usize];
+        self.files[info.file as usize]
+            .as_ref()
+            .is_some_and(|f| f.path.is_user_file())
     }
 
     /// The query's distinct terms with their weights, and the total IDF of every query word
@@ -267,6 +297,7 @@ impl MemoryIndex {
             terms,
             total_idf: total_idf.max(f32::MIN_POSITIVE),
             question: is_question(query),
+            preference: is_preference(query),
         }
     }
 
@@ -486,6 +517,26 @@ struct Query {
     total_idf: f32,
     /// Asked as a question ([`is_question`]), not a lookup of a note's words.
     question: bool,
+    /// Asks how the assistant should act ([`is_preference`]).
+    preference: bool,
+}
+
+/// Words that ask what the user wants done: "how should answers be formatted", "what units
+/// does she want".
+const PREFERENCE_WORDS: &[&str] = &[
+    "prefer",
+    "preferred",
+    "prefers",
+    "rather",
+    "should",
+    "want",
+    "wants",
+];
+
+/// Whether a query asks how the assistant should act, which `USER.md` directives answer.
+fn is_preference(text: &str) -> bool {
+    text.split(|c: char| !c.is_alphanumeric())
+        .any(|w| PREFERENCE_WORDS.iter().any(|p| w.eq_ignore_ascii_case(p)))
 }
 
 /// Words that open a question: "what phone does Maya have", "is the gym still open".
