@@ -320,6 +320,32 @@ mod tests {
         }
     }
 
+    /// A `USER.md` with each rule an active directive of its own, set apart as OpenClaw
+    /// writes them (an `observed` comment, blank lines), so no window holds two.
+    fn write_directives(root: &Path, rules: &[&str]) {
+        let mut text = String::from("# USER.md - User Model\n\n## Directives\n\n");
+        for rule in rules {
+            writeln!(
+                text,
+                "<!-- observed: 2026-01-01 | status: active -->\n\n- {rule}\n"
+            )
+            .unwrap();
+        }
+        write(root, "USER.md", &text);
+    }
+
+    /// `count` daily notes from 2025-01-02, one a day, the n-th (from 1) holding `text(n)`.
+    fn write_days(root: &Path, count: usize, text: impl Fn(usize) -> String) {
+        for n in 1..=count {
+            let (month, day) = (1 + n / 28, 1 + n % 28);
+            write(
+                root,
+                &format!("memory/2025-{month:02}-{day:02}.md"),
+                &format!("{}\n", text(n)),
+            );
+        }
+    }
+
     fn index(dir: &TempDir) -> MemoryIndex {
         index_with(dir, RankOptions::default())
     }
@@ -818,20 +844,15 @@ mod tests {
     #[test]
     fn each_directive_of_a_long_section_is_its_own_hit() {
         let dir = TempDir::new().unwrap();
-        let mut text = String::from("# USER.md - User Model\n\n## Directives\n\n");
-        for rule in [
-            "Timezone is Europe/Berlin; schedule in Central European time.",
-            "Keep answers concise: bullet points, no preambles.",
-            "Never book meetings before 10:00.",
-            "Use metric units.",
-        ] {
-            writeln!(
-                text,
-                "<!-- observed: 2026-01-01 | status: active -->\n\n- {rule}\n"
-            )
-            .unwrap();
-        }
-        write(dir.path(), "USER.md", &text);
+        write_directives(
+            dir.path(),
+            &[
+                "Timezone is Europe/Berlin; schedule in Central European time.",
+                "Keep answers concise: bullet points, no preambles.",
+                "Never book meetings before 10:00.",
+                "Use metric units.",
+            ],
+        );
         let index = index(&dir);
         let hits = index.search("book meetings time", 5, None);
         assert_eq!(hits[0].snippet, "- Never book meetings before 10:00.");
@@ -854,39 +875,24 @@ mod tests {
         // phrase, covering more of the query, scores higher (4.6 against 4.1). Picked by
         // weight, the four "time" directives took the section's four places.
         let dir = TempDir::new().unwrap();
-        for day in 1..=32 {
-            let text = if day % 4 == 0 {
+        write_days(dir.path(), 32, |n| {
+            if n % 4 == 0 {
                 "- A book and two meetings."
             } else {
                 "- A quiet day."
-            };
-            write(
-                dir.path(),
-                &format!("memory/2025-{:02}-{:02}.md", 1 + day / 28, 1 + day % 28),
-                &format!("{text}\n"),
-            );
-        }
-        let mut text = String::from(
-            "# USER.md - User Model
-
-## Directives
-
-",
+            }
+            .to_owned()
+        });
+        write_directives(
+            dir.path(),
+            &[
+                "Timezone is Europe/Berlin; schedule in local time.",
+                "Use 24-hour time.",
+                "Give travel time by train.",
+                "Time reminders for the morning.",
+                "Never book meetings before 10:00.",
+            ],
         );
-        for rule in [
-            "Timezone is Europe/Berlin; schedule in local time.",
-            "Use 24-hour time.",
-            "Give travel time by train.",
-            "Time reminders for the morning.",
-            "Never book meetings before 10:00.",
-        ] {
-            writeln!(
-                text,
-                "<!-- observed: 2026-01-01 | status: active -->\n\n- {rule}\n"
-            )
-            .unwrap();
-        }
-        write(dir.path(), "USER.md", &text);
         let hits = index(&dir).search("time book meetings", 5, None);
         assert_eq!(
             hits[0].snippet, "- Never book meetings before 10:00.",
@@ -899,27 +905,18 @@ mod tests {
         // Sixty short notes holding "remind", each a better BM25 match than the long
         // directives section: without the rule the directive lost the candidate cut.
         let dir = TempDir::new().unwrap();
-        for day in 1..=60 {
-            write(
-                dir.path(),
-                &format!("memory/2025-{:02}-{:02}.md", 1 + day / 28, 1 + day % 28),
-                &format!("- Asked me to remind Sam about errand {day}.\n"),
-            );
-        }
-        let mut text = String::from("# USER.md - User Model\n\n## Directives\n\n");
-        for rule in [
-            "Keep answers concise: bullet points, no preambles.",
-            "Use metric units and 24-hour times.",
-            "Draft emails in a warm but brief tone.",
-            "Send reminders one hour before each event, by text message.",
-        ] {
-            writeln!(
-                text,
-                "<!-- observed: 2026-01-01 | status: active -->\n\n- {rule}\n"
-            )
-            .unwrap();
-        }
-        write(dir.path(), "USER.md", &text);
+        write_days(dir.path(), 60, |n| {
+            format!("- Asked me to remind Sam about errand {n}.")
+        });
+        write_directives(
+            dir.path(),
+            &[
+                "Keep answers concise: bullet points, no preambles.",
+                "Use metric units and 24-hour times.",
+                "Draft emails in a warm but brief tone.",
+                "Send reminders one hour before each event, by text message.",
+            ],
+        );
         let index = index(&dir);
         let hits = index.search("how early should reminders go out", 5, None);
         assert_eq!(
