@@ -8,7 +8,7 @@ use crate::index::bm25::{ChunkId, TermId};
 use crate::index::chunk::LineRange;
 use crate::index::current::{self, Fact};
 use crate::index::lexicon::QueryTerm;
-use crate::index::rank::{RankOptions, coverage_factor, proximity_factor, recency_factor};
+use crate::index::rank::{coverage_factor, most_proximity, proximity_factor, recency_factor};
 use crate::index::snippet::{self, LineMatch};
 use crate::index::{IndexedFile, LocalHit, MemoryIndex};
 
@@ -418,7 +418,9 @@ impl Search<'_> {
             let boosted = value * coverage_factor(ranking, covered);
             if best.len() == WINDOWS_PER_CHUNK {
                 let mask = lines[start..=end].iter().fold(0, |m, l| m | l.mask);
-                if boosted * closest_factor(ranking, mask) <= best[WINDOWS_PER_CHUNK - 1].0 {
+                if boosted * most_proximity(ranking, mask.count_ones())
+                    <= best[WINDOWS_PER_CHUNK - 1].0
+                {
                     continue;
                 }
             }
@@ -472,15 +474,6 @@ fn take_turn(hits: &mut Vec<LocalHit>, waiting: &mut Vec<LocalHit>, limit: usize
             taken += 1;
         }
     }
-}
-
-/// The most [`proximity_factor`] could give a window holding the query terms in `mask`: every
-/// two of them side by side and in order, which needs two.
-fn closest_factor(ranking: &RankOptions, mask: u64) -> f32 {
-    if mask.count_ones() < 2 {
-        return 1.0;
-    }
-    1.0 + ranking.phrase_boost.max(0.0)
 }
 
 /// A candidate hit: a few lines of one chunk with their score (`relevance` before the

@@ -142,6 +142,16 @@ pub fn proximity_factor(options: &RankOptions, positions: &[Vec<usize>]) -> f32 
     1.0 + options.phrase_boost * total / pairs as f32
 }
 
+/// The most [`proximity_factor`] can give a window holding `terms` distinct query terms: every
+/// two of them side by side and in order, which needs two. The search skips a window that
+/// could not beat the ones it keeps even with this.
+pub fn most_proximity(options: &RankOptions, terms: u32) -> f32 {
+    if terms < 2 {
+        return 1.0;
+    }
+    1.0 + options.phrase_boost.max(0.0)
+}
+
 fn pair_closeness(first: &[usize], second: &[usize]) -> f32 {
     let mut best = 0.0_f32;
     for &a in first {
@@ -190,6 +200,25 @@ mod tests {
         let skipping = proximity_factor(&o, &[vec![3], vec![], vec![4]]);
         assert!((skipping - adjacent).abs() < f32::EPSILON);
         assert!((far - 1.0).abs() < f32::EPSILON);
+    }
+
+    #[test]
+    fn no_window_scores_above_the_most_proximity_allows() {
+        let o = RankOptions::default();
+        for positions in [
+            vec![vec![3], vec![4], vec![5]],
+            vec![vec![3], vec![], vec![4]],
+            vec![vec![0, 9], vec![1, 10]],
+            vec![vec![7]],
+        ] {
+            let held = positions.iter().filter(|p| !p.is_empty()).count();
+            let most = most_proximity(&o, u32::try_from(held).unwrap_or(u32::MAX));
+            assert!(proximity_factor(&o, &positions) <= most, "{positions:?}");
+        }
+        assert!(
+            (most_proximity(&o, 3) - proximity_factor(&o, &[vec![3], vec![4], vec![5]])).abs()
+                < f32::EPSILON
+        );
     }
 
     #[test]
