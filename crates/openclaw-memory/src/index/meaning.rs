@@ -47,9 +47,16 @@ pub struct Close {
 
 impl MemoryIndex {
     /// The `most` lines closest in meaning to the query `words` with a similarity of at least
-    /// `least`, best first, leaving out lines the notes mark as replaced. Empty without an
-    /// embedding model.
-    pub(super) fn closest_lines(&self, words: &[String], least: f32, most: usize) -> Vec<Close> {
+    /// `least`, best first, leaving out lines the notes mark as replaced; with
+    /// `directives_first` (a preference question), those of a `USER.md` before the others, as
+    /// the words' windows are ordered for such a question. Empty without an embedding model.
+    pub(super) fn closest_lines(
+        &self,
+        words: &[String],
+        least: f32,
+        most: usize,
+        directives_first: bool,
+    ) -> Vec<Close> {
         let Some(vectors) = self.vectors.as_ref() else {
             return Vec::new();
         };
@@ -131,6 +138,17 @@ impl MemoryIndex {
         }
         if self.ranking.current_facts {
             best = self.newest_first(best, &near);
+        }
+        // Only among the lines close enough to be quoted at all (`least`), the depth the
+        // current-fact groups look at.
+        if directives_first {
+            best.sort_by_key(|close| {
+                !self
+                    .files
+                    .get(close.file as usize)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|f| f.path.is_user_file())
+            });
         }
         best.truncate(most);
         best
@@ -332,7 +350,7 @@ mod tests {
         index_with(model, RankOptions::default(), &[])
     }
 
-    /// [`index`] with `ranking` and more notes, as (name, text).
+    /// [`index`] with `ranking` and more files, as (path in the workspace, text).
     fn index_with(
         model: bool,
         ranking: RankOptions,
@@ -360,7 +378,7 @@ mod tests {
             .unwrap();
         }
         for (name, text) in notes {
-            std::fs::write(ws.join("memory").join(name), text).unwrap();
+            std::fs::write(ws.join(name), text).unwrap();
         }
         let mut index = MemoryIndex::new(MemoryStore::new(ws), ranking);
         index.refresh().unwrap();
@@ -397,7 +415,7 @@ mod tests {
         // Both medical lines are as close to "doctor" (their other words have no vector); the
         // later note states the newer plan.
         let newer = [(
-            "2026-01-20.md",
+            "memory/2026-01-20.md",
             "# 2026-01-20\n\n- Medical plan renewed with Moss.\n",
         )];
         let quoted = |ranking: RankOptions| -> Vec<(String, usize)> {
@@ -421,22 +439,46 @@ mod tests {
     }
 
     #[test]
+    fn a_preference_question_finds_the_directive_by_meaning_before_a_closer_note() {
+        // The directive is less close to "doctor" than the note (its "car" points elsewhere),
+        // but a question about what she wants is answered by USER.md first.
+        let directive = [("USER.md", "- Medical car forms: fill them in by hand.\n")];
+        let (_dir, index) = index_with(true, RankOptions::default(), &directive);
+        let quoted = |query: &str| -> Vec<(String, usize)> {
+            index
+                .search(query, 5, None)
+                .iter()
+                .map(|h| (h.path.to_string(), h.start_line))
+                .collect()
+        };
+        let (note, user) = (
+            ("memory/2026-01-01.md".to_owned(), 3),
+            ("USER.md".to_owned(), 1),
+        );
+        assert_eq!(
+            quoted("which doctor would she prefer"),
+            [user.clone(), note.clone()]
+        );
+        assert_eq!(quoted("which doctor"), [note, user]);
+    }
+
+    #[test]
     fn a_line_is_read_under_its_heading() {
         // "car" alone is far from "doctor"; under "## Medical" the line is close to it.
         let notes = [
             (
-                "2026-02-01.md",
+                "memory/2026-02-01.md",
                 "# 2026-02-01\n\n## Medical\n- Car pool with Lee.\n",
             ),
             (
-                "2026-02-02.md",
+                "memory/2026-02-02.md",
                 "# 2026-02-02\n\n## Garage\n- Car pool with Kim.\n",
             ),
         ];
         let (_dir, index) = index_with(true, RankOptions::default(), &notes);
         let words = vec!["doctor".to_owned()];
         let close: Vec<(String, u32)> = index
-            .closest_lines(&words, 0.25, 20)
+            .closest_lines(&words, 0.25, 20, false)
             .iter()
             .map(|c| {
                 let file = index.files[c.file as usize].as_ref().unwrap();
@@ -460,7 +502,10 @@ mod tests {
         let (_dir, index) = index_with(
             false,
             RankOptions::default(),
-            &[("2026-03-01.md", first), ("2026-03-02.md", second)],
+            &[
+                ("memory/2026-03-01.md", first),
+                ("memory/2026-03-02.md", second),
+            ],
         );
         let file = |name: &str| {
             index

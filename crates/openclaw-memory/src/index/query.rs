@@ -109,7 +109,8 @@ impl MemoryIndex {
         ranked.retain(|r| r.relevance >= floor && r.score >= self.ranking.min_score);
         // A question about what the user wants done ("how early should reminders go out") is
         // answered by a `USER.md` directive before a note that names the same thing;
-        // among directives, the current-fact groups then put a superseded one last.
+        // among directives, the current-fact groups then put a superseded one last. (The lines
+        // close in meaning are ordered the same way: `closest_lines`.)
         if search.query.preference {
             ranked.sort_by_key(|r| !self.in_directives(r.chunk));
         }
@@ -130,7 +131,7 @@ impl MemoryIndex {
         // when an embedding model is in use.
         let mut close = match self.ranking.meaning_similarity {
             Some(least) if weak => self
-                .closest_lines(&search.words, least, limit)
+                .closest_lines(&search.words, least, limit, search.query.preference)
                 .into_iter()
                 .filter_map(|close| self.close_hit(close))
                 .collect(),
