@@ -929,6 +929,16 @@ mod tests {
             hits.iter().all(|h| h.path.to_string() != "USER.md"),
             "{hits:#?}"
         );
+        // Switched off, nor does a preference question reach it.
+        let ranking = RankOptions {
+            preference_directives: false,
+            ..RankOptions::default()
+        };
+        let hits = index_with(&dir, ranking).search("how early should reminders go out", 5, None);
+        assert!(
+            hits.iter().all(|h| h.path.to_string() != "USER.md"),
+            "{hits:#?}"
+        );
     }
 
     #[test]

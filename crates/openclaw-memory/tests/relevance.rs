@@ -579,6 +579,9 @@ const ABLATIONS: &[(&str, Switch)] = &[
         o.lookups_keep_matches = false;
     }),
     ("recorded changes off", |o| o.recorded_changes = false),
+    ("preference questions to USER.md off", |o| {
+        o.preference_directives = false;
+    }),
     ("coverage floors off", |o| {
         o.min_coverage = 0.0;
         o.relative_floor = 0.0;

@@ -443,8 +443,8 @@ mod tests {
         // The directive is less close to "doctor" than the note (its "car" points elsewhere),
         // but a question about what she wants is answered by USER.md first.
         let directive = [("USER.md", "- Medical car forms: fill them in by hand.\n")];
-        let (_dir, index) = index_with(true, RankOptions::default(), &directive);
-        let quoted = |query: &str| -> Vec<(String, usize)> {
+        let quoted = |ranking: RankOptions, query: &str| -> Vec<(String, usize)> {
+            let (_dir, index) = index_with(true, ranking, &directive);
             index
                 .search(query, 5, None)
                 .iter()
@@ -455,11 +455,20 @@ mod tests {
             ("memory/2026-01-01.md".to_owned(), 3),
             ("USER.md".to_owned(), 1),
         );
+        let preference = "which doctor would she prefer";
         assert_eq!(
-            quoted("which doctor would she prefer"),
+            quoted(RankOptions::default(), preference),
             [user.clone(), note.clone()]
         );
-        assert_eq!(quoted("which doctor"), [note, user]);
+        assert_eq!(
+            quoted(RankOptions::default(), "which doctor"),
+            [note.clone(), user.clone()]
+        );
+        let off = RankOptions {
+            preference_directives: false,
+            ..RankOptions::default()
+        };
+        assert_eq!(quoted(off, preference), [note, user]);
     }
 
     #[test]

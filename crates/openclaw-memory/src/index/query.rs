@@ -298,7 +298,7 @@ impl MemoryIndex {
             terms,
             total_idf: total_idf.max(f32::MIN_POSITIVE),
             question: is_question(query),
-            preference: is_preference(query),
+            preference: self.ranking.preference_directives && is_preference(query),
         }
     }
 

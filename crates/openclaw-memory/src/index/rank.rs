@@ -77,6 +77,11 @@ pub struct RankOptions {
     /// ("Gym: PureGym" and "Cancelled PureGym and joined Bodyworks") is preceded on the page by
     /// that note ([`change`](super::change)).
     pub recorded_changes: bool,
+    /// A preference question (it holds "should", "want", "prefer" or "rather": "how early
+    /// should reminders go out") is answered by `USER.md` first: every `USER.md` section
+    /// holding a query word is a candidate, and its windows, then its lines close in meaning,
+    /// come before the notes'.
+    pub preference_directives: bool,
     /// When the search is a guess (no section holds most of the query) and an embedding model
     /// is in use, the lines closest in meaning to the query, with at least this cosine
     /// similarity, take turns with the best windows of words. `None` turns it off. 0.25: on
@@ -104,6 +109,7 @@ impl Default for RankOptions {
             current_facts: true,
             lookups_keep_matches: true,
             recorded_changes: true,
+            preference_directives: true,
             meaning_similarity: Some(0.25),
         }
     }
