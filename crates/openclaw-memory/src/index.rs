@@ -34,6 +34,8 @@ pub mod rank;
 pub mod snapshot;
 /// Choosing the quoted lines of a hit.
 pub mod snippet;
+/// A curated line after the note it restates.
+mod source;
 /// A cold build's notes written out and read in place instead of held.
 mod spill;
 /// Text to terms.
@@ -554,6 +556,47 @@ mod tests {
     }
 
     #[test]
+    fn a_curated_line_follows_the_note_it_restates() {
+        let dir = TempDir::new().unwrap();
+        write(
+            dir.path(),
+            "MEMORY.md",
+            "- Build server: bluefin (Debian 12).\n",
+        );
+        write(
+            dir.path(),
+            "memory/2026-02-01.md",
+            "- The build server bluefin was reinstalled with Debian 12 and 64 GB RAM.\n",
+        );
+        write_filler_notes(dir.path(), "2025-04", "- Walked to work.");
+        let hits = index(&dir).search("bluefin debian", 5, None);
+        assert_eq!(
+            paths(&hits),
+            ["memory/2026-02-01.md", "MEMORY.md"],
+            "{hits:#?}"
+        );
+        let off = RankOptions {
+            source_notes_first: false,
+            ..RankOptions::default()
+        };
+        let hits = index_with(&dir, off).search("bluefin debian", 5, None);
+        assert_eq!(
+            paths(&hits),
+            ["MEMORY.md", "memory/2026-02-01.md"],
+            "{hits:#?}"
+        );
+        // A newer note holding the query's words: the restating note is not the newest
+        // statement, and the curated line keeps its place.
+        write(
+            dir.path(),
+            "memory/2026-03-01.md",
+            "- Moved bluefin off Debian onto Fedora.\n",
+        );
+        let hits = index(&dir).search("bluefin debian", 5, None);
+        assert_eq!(paths(&hits)[0], "MEMORY.md", "{hits:#?}");
+    }
+
+    #[test]
     fn recency_prefers_the_newer_of_two_dated_notes_but_never_decays_memory_md() {
         let dir = TempDir::new().unwrap();
         write(
@@ -567,10 +610,13 @@ mod tests {
             "- laptop is a ThinkPad\n",
         );
         write(dir.path(), "MEMORY.md", "- laptop is a ThinkPad\n");
+        // The decay alone: otherwise the newest note, which restates the curated line, would
+        // come before it (`source`).
         let index = index_with(
             &dir,
             RankOptions {
                 recency_half_life_days: Some(30.0),
+                source_notes_first: false,
                 ..RankOptions::default()
             },
         );

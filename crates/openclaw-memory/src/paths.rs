@@ -84,6 +84,11 @@ impl MemoryPath {
         matches!(self, Self::TopLevel("USER.md") | Self::ProfileUser(_))
     }
 
+    /// Whether this is the curated summary of the notes (`MEMORY.md`).
+    pub fn is_summary(&self) -> bool {
+        matches!(self, Self::TopLevel("MEMORY.md"))
+    }
+
     /// Whether a note's file name starts with a `YYYY-MM-DD` date (a daily note), returning
     /// the date as days since 1970-01-01.
     pub fn note_day(&self) -> Option<i64> {

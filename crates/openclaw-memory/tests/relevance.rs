@@ -582,6 +582,9 @@ const ABLATIONS: &[(&str, Switch)] = &[
     ("preference questions to USER.md off", |o| {
         o.preference_directives = false;
     }),
+    ("source notes before curated lines off", |o| {
+        o.source_notes_first = false;
+    }),
     ("coverage floors off", |o| {
         o.min_coverage = 0.0;
         o.relative_floor = 0.0;

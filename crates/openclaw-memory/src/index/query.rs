@@ -10,6 +10,7 @@ use crate::index::current::{self, Fact};
 use crate::index::lexicon::QueryTerm;
 use crate::index::rank::{coverage_factor, most_proximity, proximity_factor, recency_factor};
 use crate::index::snippet::{self, LineMatch};
+use crate::index::source::{self, Statement};
 use crate::index::{IndexedFile, LocalHit, MemoryIndex};
 
 /// Candidates re-ranked per result slot: BM25 picks `limit × this` (at least
@@ -117,6 +118,9 @@ impl MemoryIndex {
         if self.ranking.current_facts {
             ranked = self.current_first(ranked, &search.query);
         }
+        if self.ranking.source_notes_first {
+            ranked = self.sources_first(ranked, &search.query);
+        }
         // When no section holds most of the query, the search is a guess: return only the few
         // best guesses, marked weak, instead of a page of them.
         let weak = best_covered < self.ranking.confident_coverage;
@@ -204,6 +208,44 @@ impl MemoryIndex {
                     && !(keep && (answers(a) && !answers(b) || self.retold(ra, rb, terms)))
             },
         );
+        ranked.extend(rest);
+        ranked
+    }
+
+    /// Among the first [`CURRENT_DEPTH`] windows, each curated one right after the newest note
+    /// restating it ([`source`]); the windows past them keep their places.
+    fn sources_first(&self, mut ranked: Vec<Ranked>, query: &Query) -> Vec<Ranked> {
+        let file = |r: &Ranked| {
+            let info = self.chunk_info[r.chunk as usize];
+            self.files[info.file as usize].as_ref()
+        };
+        let depth = ranked.len().min(CURRENT_DEPTH);
+        if !ranked[..depth]
+            .iter()
+            .any(|r| file(r).is_some_and(|f| f.path.is_summary()))
+        {
+            return ranked;
+        }
+        let rest = ranked.split_off(depth);
+        let terms: Vec<TermId> = query.terms.iter().map(|t| t.id).collect();
+        let mut ranked = source::sources_first(ranked, &terms, |r| {
+            let file = file(r);
+            Statement {
+                summary: file.is_some_and(|f| f.path.is_summary()),
+                day: file.and_then(|f| f.day),
+                replaced: r.replaced,
+                lines: (r.window.start..=r.window.end)
+                    .map(|line| {
+                        let mut ids = file
+                            .map(|f| file_terms(f, line, line).to_vec())
+                            .unwrap_or_default();
+                        ids.sort_unstable();
+                        ids.dedup();
+                        ids
+                    })
+                    .collect(),
+            }
+        });
         ranked.extend(rest);
         ranked
     }

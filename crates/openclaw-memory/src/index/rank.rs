@@ -82,6 +82,9 @@ pub struct RankOptions {
     /// holding a query word is a candidate, and its windows, then its lines close in meaning,
     /// come before the notes'.
     pub preference_directives: bool,
+    /// A curated `MEMORY.md` window comes right after the newest note restating it, its
+    /// source ([`source`](super::source)).
+    pub source_notes_first: bool,
     /// When the search is a guess (no section holds most of the query) and an embedding model
     /// is in use, the lines closest in meaning to the query, with at least this cosine
     /// similarity, take turns with the best windows of words. `None` turns it off. 0.25: on
@@ -110,6 +113,7 @@ impl Default for RankOptions {
             lookups_keep_matches: true,
             recorded_changes: true,
             preference_directives: true,
+            source_notes_first: true,
             meaning_similarity: Some(0.25),
         }
     }

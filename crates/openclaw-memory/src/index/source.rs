@@ -1,0 +1,184 @@
+//! A curated line after the note it restates. `MEMORY.md` distils the daily notes: "Build
+//! server: bluefin (Debian 12)" stands for "The build server bluefin was reinstalled with
+//! Debian 12 and 64 GB RAM". The note is the source: it states the fact in full, with its date
+//! and context, so a search quotes it first and the summary right after it. A note restates a
+//! curated window when one of its lines holds every query term the curated window holds and
+//! most (more than half) of the curated window's distinct terms. Only a statement as new as
+//! the newest window holding those query terms takes the place: a note restating a curated
+//! line that newer notes moved on from is as stale as that line (the note of digging the
+//! Woodhouse Ridge plot, beside "Allotment: plot 7, Woodhouse Ridge", after one giving that
+//! plot up). No score decides it, and windows that restate nothing keep their places.
+
+use crate::index::bm25::TermId;
+
+/// What the reordering needs to know of one ranked window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement {
+    /// The window is in the curated summary of the notes (`MEMORY.md`).
+    pub summary: bool,
+    /// The note's day; `None` for undated files.
+    pub day: Option<i64>,
+    /// Every matching line of the window is marked replaced.
+    pub replaced: bool,
+    /// Each line's distinct terms, sorted.
+    pub lines: Vec<Vec<TermId>>,
+}
+
+impl Statement {
+    fn holds(&self, term: TermId) -> bool {
+        self.lines
+            .iter()
+            .any(|line| line.binary_search(&term).is_ok())
+    }
+}
+
+/// Reorders `items` (best first) so that each curated window is preceded by the newest note
+/// restating it, taken from below it; everything else keeps its order. `query` holds the
+/// query's terms.
+pub fn sources_first<T>(
+    items: Vec<T>,
+    query: &[TermId],
+    statement: impl Fn(&T) -> Statement,
+) -> Vec<T> {
+    let statements: Vec<Statement> = items.iter().map(statement).collect();
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    let mut at = 0;
+    while at < order.len() {
+        let curated = &statements[order[at]];
+        if curated.summary {
+            let mut said: Vec<TermId> = curated.lines.concat();
+            said.sort_unstable();
+            said.dedup();
+            let held: Vec<TermId> = query
+                .iter()
+                .copied()
+                .filter(|t| said.binary_search(t).is_ok())
+                .collect();
+            let holds_all = |s: &Statement| held.iter().all(|&t| s.holds(t));
+            let newest = statements
+                .iter()
+                .filter(|s| holds_all(s))
+                .filter_map(|s| s.day)
+                .max();
+            let restates = |line: &[TermId]| {
+                let shared = said
+                    .iter()
+                    .filter(|t| line.binary_search(t).is_ok())
+                    .count();
+                held.iter().all(|t| line.binary_search(t).is_ok()) && 2 * shared > said.len()
+            };
+            let source = (at + 1..order.len()).find(|&j| {
+                let note = &statements[order[j]];
+                !note.replaced
+                    && note.day.is_some()
+                    && note.day >= newest
+                    && note.lines.iter().any(|line| restates(line))
+            });
+            if let Some(j) = source {
+                let note = order.remove(j);
+                order.insert(at, note);
+                // The curated window is now right after its source.
+                at += 1;
+            }
+        }
+        at += 1;
+    }
+    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn curated(lines: &[&[TermId]]) -> Statement {
+        Statement {
+            summary: true,
+            day: None,
+            replaced: false,
+            lines: lines.iter().map(|l| l.to_vec()).collect(),
+        }
+    }
+
+    fn note(day: i64, lines: &[&[TermId]]) -> Statement {
+        Statement {
+            summary: false,
+            day: Some(day),
+            replaced: false,
+            lines: lines.iter().map(|l| l.to_vec()).collect(),
+        }
+    }
+
+    fn order(items: Vec<(&'static str, Statement)>, query: &[TermId]) -> Vec<&'static str> {
+        sources_first(items, query, |(_, s)| s.clone())
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    #[test]
+    fn a_curated_line_comes_right_after_the_note_it_restates() {
+        // Query terms 1 and 2. The curated line holds 1, 2, 3, 4; the source note's second line
+        // holds 1, 2, 3 (three of four) and more; the other note only the query's words.
+        let items = vec![
+            ("curated", curated(&[&[1, 2, 3, 4]])),
+            ("other", note(20, &[&[1, 2, 9]])),
+            ("source", note(10, &[&[7], &[1, 2, 3, 8]])),
+        ];
+        // "other" is newer and holds the query terms too: the source is not the newest
+        // statement, so nothing moves.
+        assert_eq!(
+            order(items.clone(), &[1, 2]),
+            ["curated", "other", "source"]
+        );
+        let items = vec![
+            ("curated", curated(&[&[1, 2, 3, 4]])),
+            ("other", note(5, &[&[1, 2, 9]])),
+            ("source", note(10, &[&[7], &[1, 2, 3, 8]])),
+        ];
+        assert_eq!(order(items, &[1, 2]), ["source", "curated", "other"]);
+    }
+
+    #[test]
+    fn a_note_sharing_half_or_missing_a_query_term_restates_nothing() {
+        let items = vec![
+            ("curated", curated(&[&[1, 2, 3, 4]])),
+            // Two of four terms: half, not most.
+            ("half", note(10, &[&[1, 2, 8, 9]])),
+            // Most of the terms, but not query term 2, which the curated line holds.
+            ("partial", note(11, &[&[1, 3, 4]])),
+            // Most of the terms across two lines, but no one line holds them.
+            ("spread", note(12, &[&[1, 2], &[3, 4]])),
+        ];
+        assert_eq!(
+            order(items, &[1, 2]),
+            ["curated", "half", "partial", "spread"]
+        );
+    }
+
+    #[test]
+    fn replaced_notes_and_undated_files_are_no_source() {
+        let mut struck = note(10, &[&[1, 2, 3]]);
+        struck.replaced = true;
+        let mut undated = note(10, &[&[1, 2, 3]]);
+        undated.day = None;
+        let items = vec![
+            ("curated", curated(&[&[1, 2, 3]])),
+            ("struck", struck),
+            ("undated", undated),
+        ];
+        assert_eq!(order(items, &[1]), ["curated", "struck", "undated"]);
+    }
+
+    #[test]
+    fn a_source_above_its_curated_line_stays_where_it_is() {
+        let items = vec![
+            ("source", note(10, &[&[1, 2, 3]])),
+            ("other", note(5, &[&[1]])),
+            ("curated", curated(&[&[1, 2, 3]])),
+        ];
+        assert_eq!(order(items, &[1]), ["source", "other", "curated"]);
+    }
+}
