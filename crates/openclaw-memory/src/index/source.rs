@@ -143,19 +143,21 @@ mod tests {
 
     #[test]
     fn a_note_sharing_half_or_missing_a_query_term_restates_nothing() {
-        let items = vec![
-            ("curated", curated(&[&[1, 2, 3, 4]])),
-            // Two of four terms: half, not most.
-            ("half", note(10, &[&[1, 2, 8, 9]])),
-            // Most of the terms, but not query term 2, which the curated line holds.
-            ("partial", note(11, &[&[1, 3, 4]])),
-            // Most of the terms across two lines, but no one line holds them.
-            ("spread", note(12, &[&[1, 2], &[3, 4]])),
-        ];
-        assert_eq!(
-            order(items, &[1, 2]),
-            ["curated", "half", "partial", "spread"]
-        );
+        // Each note alone beside the curated line, so it is the newest statement.
+        let restated = |note: Statement| -> Vec<&'static str> {
+            order(
+                vec![("curated", curated(&[&[1, 2, 3, 4]])), ("note", note)],
+                &[1, 2],
+            )
+        };
+        // Three of four terms on one line, the query's included: the source.
+        assert_eq!(restated(note(10, &[&[1, 2, 3, 8]])), ["note", "curated"]);
+        // Two of four terms: half, not most.
+        assert_eq!(restated(note(10, &[&[1, 2, 8, 9]])), ["curated", "note"]);
+        // Most of the terms, but not query term 2, which the curated line holds.
+        assert_eq!(restated(note(10, &[&[1, 3, 4]])), ["curated", "note"]);
+        // Most of the terms across two lines, but no one line holds them.
+        assert_eq!(restated(note(10, &[&[1, 2], &[3, 4]])), ["curated", "note"]);
     }
 
     #[test]
