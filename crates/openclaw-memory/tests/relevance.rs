@@ -1,6 +1,6 @@
 //! Measured relevance of the local search on the labelled sets under `tests/fixtures/`: the
 //! tuned set `relevance/` (generated workspace and queries with graded line spans; see its
-//! `generate.py`), the held-out sets `relevance-holdout/` to `relevance-holdout-5/`, each
+//! `generate.py`), the held-out sets `relevance-holdout/` to `relevance-holdout-6/`, each
 //! written separately and never tuned on, and the lookups set
 //! `relevance-lookups/` (queries made of a few words of one line of the tuned workspace, see its
 //! `generate.py`), tuned on like the tuned set, and the changes set `relevance-changes/` (facts
@@ -742,6 +742,26 @@ const FIFTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     no_answer_most: 2,
 };
 
+/// The sixth held-out set, measured once when it was added (issue 14, fourteenth round, with
+/// the round's final ranking): words only 0.650 / 0.653 / 6 of 23, +0.057 over plain BM25; with
+/// the model 0.677 / 0.683 / 7 of 23, +0.084. Plain BM25 puts a superseded fact first on 6 of
+/// 23. Regression floors, like the others; the margin over BM25 is the issue's.
+const SIXTH_HELD_OUT_FLOORS: Floors = Floors {
+    ndcg: 0.63,
+    recall: 0.63,
+    superseded_rate: 0.30,
+    bm25_margin: BM25_MARGIN,
+    no_answer_most: 2,
+};
+
+const SIXTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
+    ndcg: 0.66,
+    recall: 0.66,
+    superseded_rate: 0.35,
+    bm25_margin: BM25_MARGIN,
+    no_answer_most: 2,
+};
+
 /// The lookups set (words only and with the model alike: nDCG@5 0.968, recall@5 1.000;
 /// plain BM25 0.952, which a query made of one line's words suits best). 0.935 / 0.975 before
 /// the eleventh round's rule that a lookup's statement is not displaced by the same sentence
@@ -872,14 +892,23 @@ fn fifth_held_out() -> PathBuf {
     fixtures("relevance-holdout-5")
 }
 
+/// The sixth held-out set, written in issue 14's fourteenth round by a helper who read neither
+/// the code nor the other sets, and who chose how to grade a curated line against the note
+/// stating the same fact (equally: both 3), where the earlier briefs had asked for the curated
+/// line a grade lower. Measured once, with the round's final ranking.
+fn sixth_held_out() -> PathBuf {
+    fixtures("relevance-holdout-6")
+}
+
 /// Every held-out set, by name: what the pooled test pools.
-fn held_out_sets() -> [(&'static str, PathBuf); 5] {
+fn held_out_sets() -> [(&'static str, PathBuf); 6] {
     [
         ("held-out", held_out()),
         ("second held-out", second_held_out()),
         ("third held-out", third_held_out()),
         ("fourth held-out", fourth_held_out()),
         ("fifth held-out", fifth_held_out()),
+        ("sixth held-out", sixth_held_out()),
     ]
 }
 
@@ -1059,11 +1088,21 @@ fn fifth_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
     )
 }
 
+#[test]
+fn sixth_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
+    check_set(
+        "sixth held-out set",
+        &sixth_held_out(),
+        (&SIXTH_HELD_OUT_FLOORS, &SIXTH_HELD_OUT_EMBEDDED_FLOORS),
+        false,
+    )
+}
+
 /// The held-out sets as one: each set's interval is about ±0.06 wide, too wide to tell a
-/// small gain from none, and together (510 answerable queries) they narrow it. Each set's
-/// own test holds its floors; pooled, both configurations must clear the issue's margin over
-/// plain BM25 with an interval clear of zero (measured over the first four when this test was
-/// added: +0.065 words only, +0.146 with the model).
+/// small gain from none, and together (612 answerable queries, six sets) they narrow it. Each
+/// set's own test holds its floors; pooled, both configurations must clear the issue's margin
+/// over plain BM25 with an interval clear of zero (measured over the first four when this test
+/// was added: +0.065 words only, +0.146 with the model).
 #[test]
 fn held_out_sets_pooled_against_plain_bm25() -> anyhow::Result<()> {
     let evaluations: Vec<Evaluation> = held_out_sets()
@@ -1080,7 +1119,7 @@ fn held_out_sets_pooled_against_plain_bm25() -> anyhow::Result<()> {
     if let Some(embedded) = embedded {
         configurations.push(("with the embedding model", embedded));
     }
-    let mut out = String::from("### the five held-out sets pooled\n\n");
+    let mut out = String::from("### the six held-out sets pooled\n\n");
     let mut below = Vec::new();
     for (configuration, ours) in &configurations {
         let p = pooled(ours, &baseline);
