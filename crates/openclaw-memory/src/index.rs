@@ -840,6 +840,11 @@ mod tests {
         );
         let notes = vec![
             ("2025-03-01", "PureGym at six, legs day."),
+            // It restates the curated line, which is stale: it is no source to put above it.
+            (
+                "2025-03-02",
+                "First gym session at PureGym on Kirkstall Road.",
+            ),
             (
                 "2026-02-09",
                 "Moved her checking account from Chase to BECU.",
@@ -866,13 +871,18 @@ mod tests {
         // A note moving *to* the curated value confirms it: nothing goes above it.
         let hits = index(&dir).search("bank", 5, None);
         assert_eq!(paths(&hits)[0], "MEMORY.md", "{hits:#?}");
-        // Switched off, the stale line is the page.
+        // Switched off, nothing tells that the curated line is stale: it heads the page, after
+        // the note it restates.
         let ranking = RankOptions {
             recorded_changes: false,
             ..RankOptions::default()
         };
         let hits = index_with(&dir, ranking).search("gym", 5, None);
-        assert_eq!(paths(&hits)[0], "MEMORY.md", "{hits:#?}");
+        assert_eq!(
+            paths(&hits)[..2],
+            ["memory/2025-03-02.md", "MEMORY.md"],
+            "{hits:#?}"
+        );
     }
 
     #[test]

@@ -84,8 +84,8 @@ impl MemoryPath {
         matches!(self, Self::TopLevel("USER.md") | Self::ProfileUser(_))
     }
 
-    /// Whether this is the curated summary of the notes (`MEMORY.md`).
-    pub fn is_summary(&self) -> bool {
+    /// Whether this is `MEMORY.md`, the curated summary of the notes.
+    pub fn is_memory_file(&self) -> bool {
         matches!(self, Self::TopLevel("MEMORY.md"))
     }
 

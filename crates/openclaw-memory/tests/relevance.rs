@@ -605,11 +605,12 @@ const ABLATIONS: &[(&str, Switch)] = &[
 /// fact above the current one in ≤ 5 % of change-over-time queries, and nDCG@5 ≥ BM25 + 0.05,
 /// on every set. The BM25 margin is reached with the model on every set but the lookups, and
 /// words only on all but the fifth held-out set and the lookups (since the fourteenth round's
-/// source notes before curated lines); the others are regression floors a little below what
-/// each set measured, words only and with the embedding model, potion-base-8M (tuned 0.727 /
-/// 0.730 / 0 of 22 and 0.831 / 0.845 / 0 of 22; held-out 0.539 / 0.549 / 2 of 14 and 0.670 /
-/// 0.711 / 3 of 14), so the test fails if the ranking gets worse, not because a target is
-/// unmet.
+/// source notes before curated lines); where it is reached by less than 0.02 a floor would
+/// break on one query, so the margin floor there is a regression floor and the pooled test
+/// holds the target. The others are regression floors a little below what each set measured,
+/// words only and with the embedding model, potion-base-8M (tuned 0.727 / 0.730 / 0 of 22 and
+/// 0.831 / 0.845 / 0 of 22; held-out 0.539 / 0.549 / 2 of 14 and 0.670 / 0.711 / 3 of 14), so
+/// the test fails if the ranking gets worse, not because a target is unmet.
 #[derive(Debug)]
 struct Floors {
     ndcg: f64,
@@ -660,12 +661,13 @@ const HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
 /// The second held-out set (words only 0.645 / 0.675 / 0 of 23, +0.044 over BM25; with the
 /// model 0.713 / 0.753 / 0 of 23, +0.112; as measured in the eleventh round of issue 14, the
 /// tenth's 0.647 / 0.715 having been taken before its last commits). Words only it missed the
-/// issue's +0.05 margin until the fourteenth round (0.661, +0.060; with the model 0.724).
+/// issue's +0.05 margin until the fourteenth round (0.661, +0.060; with the model 0.724); with
+/// so little to spare the floor stays a regression floor, and the pooled test holds the target.
 const SECOND_HELD_OUT_FLOORS: Floors = Floors {
     ndcg: 0.63,
     recall: 0.64,
     superseded_rate: 0.05,
-    bm25_margin: BM25_MARGIN,
+    bm25_margin: 0.03,
     no_answer_most: 2,
 };
 
@@ -703,12 +705,13 @@ const THIRD_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
 /// first on only 3 of 21: on a set nobody tuned on, which fact is current is where the search
 /// falls furthest short (38 % and 33 % against the issue's 5 %). Regression floors, like the
 /// others. Words only the margin over BM25 reached the issue's +0.05 in the fourteenth round
-/// (0.663, +0.052; with the model 0.702).
+/// (0.663, +0.052; with the model 0.702), by too little to hold as a floor (one query moves it
+/// by a few thousandths): the pooled test holds the target.
 const FOURTH_HELD_OUT_FLOORS: Floors = Floors {
     ndcg: 0.64,
     recall: 0.69,
     superseded_rate: 0.40,
-    bm25_margin: BM25_MARGIN,
+    bm25_margin: 0.03,
     no_answer_most: 2,
 };
 
@@ -725,7 +728,7 @@ const FOURTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
 /// +0.046. The model gains least here of any set, and preferences fall under plain BM25
 /// (0.583 against 0.764). Regression floors, like the others. Since the fourteenth round (words
 /// only 0.605, +0.042; with the model 0.618, +0.055) the model reaches the issue's +0.05 over
-/// BM25 here; words only the floor keeps the margin positive.
+/// BM25 here, by too little to hold as a floor; the floors keep the margin positive.
 const FIFTH_HELD_OUT_FLOORS: Floors = Floors {
     ndcg: 0.57,
     recall: 0.59,
@@ -738,19 +741,20 @@ const FIFTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     ndcg: 0.59,
     recall: 0.62,
     superseded_rate: 0.30,
-    bm25_margin: BM25_MARGIN,
+    bm25_margin: 0.02,
     no_answer_most: 2,
 };
 
 /// The sixth held-out set, measured once when it was added (issue 14, fourteenth round, with
 /// the round's final ranking): words only 0.650 / 0.653 / 6 of 23, +0.057 over plain BM25; with
 /// the model 0.677 / 0.683 / 7 of 23, +0.084. Plain BM25 puts a superseded fact first on 6 of
-/// 23. Regression floors, like the others; the margin over BM25 is the issue's.
+/// 23. Regression floors, like the others; the issue's margin over BM25 is held with the model,
+/// and words only (+0.057, too little to spare) a regression floor.
 const SIXTH_HELD_OUT_FLOORS: Floors = Floors {
     ndcg: 0.63,
     recall: 0.63,
     superseded_rate: 0.30,
-    bm25_margin: BM25_MARGIN,
+    bm25_margin: 0.03,
     no_answer_most: 2,
 };
 

@@ -280,6 +280,17 @@ impl MemoryIndex {
         self.line_hit(change.file, change.line, hit.score, hit.weak)
     }
 
+    /// Whether a dated note records a change of lines `start..=end` (0-based) of the undated
+    /// `file` ([`Self::recorded_change`]).
+    pub(super) fn records_change(
+        &self,
+        file: &super::IndexedFile,
+        start: usize,
+        end: usize,
+    ) -> bool {
+        file.day.is_none() && self.recorded_change(file, start, end).is_some()
+    }
+
     /// The newest dated line naming a value of lines `start..=end` (0-based) of `file` as left
     /// behind, without naming another of its values as the new one.
     fn recorded_change(

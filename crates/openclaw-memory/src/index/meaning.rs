@@ -99,7 +99,7 @@ impl MemoryIndex {
         shortlist.sort_unstable_by_key(|&(_, slot, line)| (slot, line));
         // Deep enough for the current-fact groups to bring a newer statement of the subject
         // onto the page, as the words' own ranking does.
-        let depth = if self.ranking.current_facts {
+        let depth = if self.ranking.current_facts || directives_first {
             most.max(CURRENT_DEPTH)
         } else {
             most
@@ -139,8 +139,8 @@ impl MemoryIndex {
         if self.ranking.current_facts {
             best = self.newest_first(best, &near);
         }
-        // Only among the lines close enough to be quoted at all (`least`), the depth the
-        // current-fact groups look at.
+        // Only among the lines close enough to be quoted at all (`least`), as deep as the
+        // current-fact groups look.
         if directives_first {
             best.sort_by_key(|close| {
                 !self

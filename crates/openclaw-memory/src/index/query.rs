@@ -1,7 +1,8 @@
 //! Answering one query: the query's terms and weights, BM25 candidates, each candidate's
 //! best few line windows scored by the query weight they hold, how much of the query they
 //! cover and how close together its words stand, statements of the same subject newest first
-//! ([`current`](super::current)), the score floors, weak guesses, and the notes that record a
+//! ([`current`](super::current)), a `MEMORY.md` window after the note it restates
+//! ([`source`](super::source)), the score floors, weak guesses, and the notes that record a
 //! change a curated hit missed ([`change`](super::change)).
 
 use crate::index::bm25::{ChunkId, TermId};
@@ -111,7 +112,8 @@ impl MemoryIndex {
         // A question about what the user wants done ("how early should reminders go out") is
         // answered by a `USER.md` directive before a note that names the same thing;
         // among directives, the current-fact groups then put a superseded one last. (The lines
-        // close in meaning are ordered the same way: `closest_lines`.)
+        // close in meaning put `USER.md` first too, among those close enough to be quoted:
+        // `closest_lines`.)
         if search.query.preference {
             ranked.sort_by_key(|r| !self.in_directives(r.chunk));
         }
@@ -212,8 +214,9 @@ impl MemoryIndex {
         ranked
     }
 
-    /// Among the first [`CURRENT_DEPTH`] windows, each curated one right after the newest note
-    /// restating it ([`source`]); the windows past them keep their places.
+    /// Among the first [`CURRENT_DEPTH`] windows, each `MEMORY.md` one right after a note
+    /// restating it, when that note is the newest statement of those query words ([`source`]);
+    /// the windows past them keep their places.
     fn sources_first(&self, mut ranked: Vec<Ranked>, query: &Query) -> Vec<Ranked> {
         let file = |r: &Ranked| {
             let info = self.chunk_info[r.chunk as usize];
@@ -222,16 +225,16 @@ impl MemoryIndex {
         let depth = ranked.len().min(CURRENT_DEPTH);
         if !ranked[..depth]
             .iter()
-            .any(|r| file(r).is_some_and(|f| f.path.is_summary()))
+            .any(|r| file(r).is_some_and(|f| f.path.is_memory_file()))
         {
             return ranked;
         }
         let rest = ranked.split_off(depth);
         let terms: Vec<TermId> = query.terms.iter().map(|t| t.id).collect();
-        let mut ranked = source::sources_first(ranked, &terms, |r| {
+        let statement = |r: &Ranked| {
             let file = file(r);
             Statement {
-                summary: file.is_some_and(|f| f.path.is_summary()),
+                summary: file.is_some_and(|f| f.path.is_memory_file()),
                 day: file.and_then(|f| f.day),
                 replaced: r.replaced,
                 lines: (r.window.start..=r.window.end)
@@ -245,7 +248,13 @@ impl MemoryIndex {
                     })
                     .collect(),
             }
-        });
+        };
+        // A curated line the notes record as changed is stale, and so is its source.
+        let changed = |r: &Ranked| {
+            self.ranking.recorded_changes
+                && file(r).is_some_and(|f| self.records_change(f, r.window.start, r.window.end))
+        };
+        let mut ranked = source::sources_first(ranked, &terms, statement, changed);
         ranked.extend(rest);
         ranked
     }

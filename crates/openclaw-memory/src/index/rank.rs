@@ -2,13 +2,14 @@
 //! scores the query weight it holds (each query word's IDF, so rare words count most; see
 //! [`query`](super::query)), more when it covers more of the query and when its query words
 //! stand close together. Statements of the same subject are ordered newest first
-//! ([`current`](super::current)), and a curated line the dated notes record as changed follows
-//! the note that changed it ([`change`](super::change)); an optional half-life decay; and the
-//! floors that let a query with no answer come back empty or with a few hits marked weak. The
-//! factors that once sat beside these (the kind of thing a question asks for, a preference
-//! question's reach into `USER.md` directives, a newness edge, section context, a focus
-//! discount, heading and superseded discounts, near-repeat hold-back) were measured off in turn
-//! on both labelled sets and removed for not helping on both; BENCHMARKS.md has the tables.
+//! ([`current`](super::current)), a `MEMORY.md` line follows the note it restates
+//! ([`source`](super::source)), and a curated line the dated notes record as changed follows
+//! the note that changed it ([`change`](super::change)); a preference question is answered by
+//! `USER.md` first; an optional half-life decay; and the floors that let a query with no answer
+//! come back empty or with a few hits marked weak. The factors that once sat beside these (the
+//! kind of thing a question asks for, a newness edge, section context, a focus discount,
+//! heading and superseded discounts, near-repeat hold-back) were measured off in turn on the
+//! labelled sets and removed for not helping; BENCHMARKS.md has the tables.
 #![expect(
     clippy::cast_precision_loss,
     reason = "scores are approximate; counts and ages stay far below 2^23"
@@ -82,8 +83,9 @@ pub struct RankOptions {
     /// holding a query word is a candidate, and its windows, then its lines close in meaning,
     /// come before the notes'.
     pub preference_directives: bool,
-    /// A curated `MEMORY.md` window comes right after the newest note restating it, its
-    /// source ([`source`](super::source)).
+    /// A curated `MEMORY.md` window comes right after a note restating it, its source, when
+    /// that note is the newest statement of the query words the window holds and the notes
+    /// record no change of it ([`source`](super::source)).
     pub source_notes_first: bool,
     /// When the search is a guess (no section holds most of the query) and an embedding model
     /// is in use, the lines closest in meaning to the query, with at least this cosine

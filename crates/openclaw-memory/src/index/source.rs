@@ -7,20 +7,24 @@
 //! the newest window holding those query terms takes the place: a note restating a curated
 //! line that newer notes moved on from is as stale as that line (the note of digging the
 //! Woodhouse Ridge plot, beside "Allotment: plot 7, Woodhouse Ridge", after one giving that
-//! plot up). No score decides it, and windows that restate nothing keep their places.
+//! plot up). For the same reason a curated line the notes record as changed
+//! ([`change`](super::change)) keeps its place: the note that changed it goes above it, and its
+//! source would go above that. No score decides it, and windows that restate nothing keep
+//! their places. Only `MEMORY.md` is read this way: a `USER.md` directive is the authority on
+//! what the user wants, not a summary of the notes.
 
 use crate::index::bm25::TermId;
 
 /// What the reordering needs to know of one ranked window.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Statement {
-    /// The window is in the curated summary of the notes (`MEMORY.md`).
+    /// The window is in `MEMORY.md`, the curated summary of the notes (not `USER.md`).
     pub summary: bool,
     /// The note's day; `None` for undated files.
     pub day: Option<i64>,
     /// Every matching line of the window is marked replaced.
     pub replaced: bool,
-    /// Each line's distinct terms, sorted.
+    /// Each line's distinct terms, sorted (searched by bisection).
     pub lines: Vec<Vec<TermId>>,
 }
 
@@ -32,20 +36,29 @@ impl Statement {
     }
 }
 
-/// Reorders `items` (best first) so that each curated window is preceded by the newest note
-/// restating it, taken from below it; everything else keeps its order. `query` holds the
-/// query's terms.
+/// Reorders `items` (best first) so that each curated window not marked replaced is preceded by
+/// a note restating it, taken from below it, when that note is as new as the newest window
+/// holding the query terms the curated window holds and `changed` (asked only then) does not
+/// say the notes record the curated window as changed; everything else keeps its order.
+/// `query` holds the query's terms.
 pub fn sources_first<T>(
     items: Vec<T>,
     query: &[TermId],
     statement: impl Fn(&T) -> Statement,
+    changed: impl Fn(&T) -> bool,
 ) -> Vec<T> {
     let statements: Vec<Statement> = items.iter().map(statement).collect();
+    debug_assert!(
+        statements
+            .iter()
+            .all(|s| s.lines.iter().all(|l| l.is_sorted())),
+        "a statement's lines must be sorted"
+    );
     let mut order: Vec<usize> = (0..items.len()).collect();
     let mut at = 0;
     while at < order.len() {
         let curated = &statements[order[at]];
-        if curated.summary {
+        if curated.summary && !curated.replaced {
             let mut said: Vec<TermId> = curated.lines.concat();
             said.sort_unstable();
             said.dedup();
@@ -70,11 +83,10 @@ pub fn sources_first<T>(
             let source = (at + 1..order.len()).find(|&j| {
                 let note = &statements[order[j]];
                 !note.replaced
-                    && note.day.is_some()
-                    && note.day >= newest
+                    && note.day.is_some_and(|day| Some(day) >= newest)
                     && note.lines.iter().any(|line| restates(line))
             });
-            if let Some(j) = source {
+            if let Some(j) = source.filter(|_| !changed(&items[order[at]])) {
                 let note = order.remove(j);
                 order.insert(at, note);
                 // The curated window is now right after its source.
@@ -112,10 +124,24 @@ mod tests {
     }
 
     fn order(items: Vec<(&'static str, Statement)>, query: &[TermId]) -> Vec<&'static str> {
-        sources_first(items, query, |(_, s)| s.clone())
-            .into_iter()
-            .map(|(name, _)| name)
-            .collect()
+        order_changed(items, query, &[])
+    }
+
+    /// [`order`] with the windows named in `changed` recorded as changed.
+    fn order_changed(
+        items: Vec<(&'static str, Statement)>,
+        query: &[TermId],
+        changed: &[&str],
+    ) -> Vec<&'static str> {
+        sources_first(
+            items,
+            query,
+            |(_, s)| s.clone(),
+            |(name, _)| changed.contains(name),
+        )
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect()
     }
 
     #[test]
@@ -162,16 +188,58 @@ mod tests {
 
     #[test]
     fn replaced_notes_and_undated_files_are_no_source() {
+        // Each beside the curated line alone, so it is the newest statement.
         let mut struck = note(10, &[&[1, 2, 3]]);
         struck.replaced = true;
         let mut undated = note(10, &[&[1, 2, 3]]);
         undated.day = None;
+        for other in [struck, undated] {
+            let items = vec![("curated", curated(&[&[1, 2, 3]])), ("other", other)];
+            assert_eq!(order(items, &[1]), ["curated", "other"]);
+        }
+        // Nor does a curated line marked replaced take a source above it.
+        let mut replaced = curated(&[&[1, 2, 3]]);
+        replaced.replaced = true;
+        let items = vec![("curated", replaced), ("note", note(10, &[&[1, 2, 3]]))];
+        assert_eq!(order(items, &[1]), ["curated", "note"]);
+    }
+
+    #[test]
+    fn a_curated_line_the_notes_record_as_changed_keeps_its_place() {
+        let items = || {
+            vec![
+                ("curated", curated(&[&[1, 2, 3]])),
+                ("source", note(10, &[&[1, 2, 3]])),
+            ]
+        };
+        assert_eq!(order(items(), &[1]), ["source", "curated"]);
+        assert_eq!(
+            order_changed(items(), &[1], &["curated"]),
+            ["curated", "source"]
+        );
+    }
+
+    #[test]
+    fn each_curated_line_takes_one_source_and_is_not_revisited() {
+        // Two notes of the same day restate it: the first below it takes the place, the
+        // second keeps its own.
         let items = vec![
             ("curated", curated(&[&[1, 2, 3]])),
-            ("struck", struck),
-            ("undated", undated),
+            ("first", note(10, &[&[1, 2, 3]])),
+            ("second", note(10, &[&[1, 2, 3, 4]])),
         ];
-        assert_eq!(order(items, &[1]), ["curated", "struck", "undated"]);
+        assert_eq!(order(items, &[1]), ["first", "curated", "second"]);
+        // Two curated lines, each with its own source further down.
+        let items = vec![
+            ("a", curated(&[&[1, 2, 3]])),
+            ("b", curated(&[&[4, 5, 6]])),
+            ("source of b", note(10, &[&[4, 5, 6]])),
+            ("source of a", note(10, &[&[1, 2, 3]])),
+        ];
+        assert_eq!(
+            order(items, &[1, 4]),
+            ["source of a", "a", "source of b", "b"]
+        );
     }
 
     #[test]
