@@ -148,8 +148,7 @@ impl MemoryIndex {
             if hits.len() == limit {
                 break;
             }
-            let info = self.chunk_info[r.chunk as usize];
-            let Some(file) = self.files[info.file as usize].as_ref() else {
+            let Some(file) = self.chunk_file(r.chunk) else {
                 continue;
             };
             let window = r.window;
@@ -218,10 +217,7 @@ impl MemoryIndex {
     /// restating it, when that note is the newest statement of those query words ([`source`]);
     /// the windows past them keep their places.
     fn sources_first(&self, mut ranked: Vec<Ranked>, query: &Query) -> Vec<Ranked> {
-        let file = |r: &Ranked| {
-            let info = self.chunk_info[r.chunk as usize];
-            self.files[info.file as usize].as_ref()
-        };
+        let file = |r: &Ranked| self.chunk_file(r.chunk);
         let depth = ranked.len().min(CURRENT_DEPTH);
         if !ranked[..depth]
             .iter()
@@ -239,12 +235,8 @@ impl MemoryIndex {
                 replaced: r.replaced,
                 lines: (r.window.start..=r.window.end)
                     .map(|line| {
-                        let mut ids = file
-                            .map(|f| file_terms(f, line, line).to_vec())
-                            .unwrap_or_default();
-                        ids.sort_unstable();
-                        ids.dedup();
-                        ids
+                        file.map(|f| distinct_terms(f, line, line))
+                            .unwrap_or_default()
                     })
                     .collect(),
             }
@@ -305,11 +297,15 @@ impl MemoryIndex {
         candidates
     }
 
+    /// The file a chunk is in (`None` once the file is gone).
+    fn chunk_file(&self, chunk: ChunkId) -> Option<&IndexedFile> {
+        let info = self.chunk_info[chunk as usize];
+        self.files[info.file as usize].as_ref()
+    }
+
     /// Whether a chunk is part of a `USER.md`, the file of the user's directives.
     fn in_directives(&self, chunk: ChunkId) -> bool {
-        let info = self.chunk_info[chunk as usize];
-        self.files[info.file as usize]
-            .as_ref()
+        self.chunk_file(chunk)
             .is_some_and(|f| f.path.is_user_file())
     }
 
@@ -361,14 +357,9 @@ impl MemoryIndex {
     /// manager is now Priya Natarajan") and shares few terms.
     fn retold(&self, a: &Ranked, b: &Ranked, terms: &[Term]) -> bool {
         let distinct = |r: &Ranked| -> Vec<TermId> {
-            let info = self.chunk_info[r.chunk as usize];
-            let mut ids = self.files[info.file as usize]
-                .as_ref()
-                .map(|file| file_terms(file, r.window.start, r.window.end).to_vec())
-                .unwrap_or_default();
-            ids.sort_unstable();
-            ids.dedup();
-            ids
+            self.chunk_file(r.chunk)
+                .map(|file| distinct_terms(file, r.window.start, r.window.end))
+                .unwrap_or_default()
         };
         let (a, b) = (distinct(a), distinct(b));
         let holds = |ids: &[TermId], t: &Term| ids.binary_search(&t.id).is_ok();
@@ -383,7 +374,6 @@ impl MemoryIndex {
 
     /// What the current-fact groups need to know of a ranked window.
     fn fact(&self, r: &Ranked, query: &Query) -> Fact {
-        let file = self.chunk_info[r.chunk as usize].file;
         // The words the window's section holds (its heading and neighbours, not just its lines:
         // "invoicing PostgreSQL" far apart in one note is not the same statement as a newer
         // note naming only PostgreSQL). The key is the most telling of them (highest IDF):
@@ -397,7 +387,7 @@ impl MemoryIndex {
             subject: key.map_or(0, |q| 1 << q),
             terms: mask,
             // Undated files (MEMORY.md, USER.md, notes named without a date) have none.
-            day: self.files[file as usize].as_ref().and_then(|f| f.day),
+            day: self.chunk_file(r.chunk).and_then(|f| f.day),
             replaced: r.replaced,
         }
     }
@@ -644,6 +634,14 @@ pub(super) fn file_terms(file: &IndexedFile, start: usize, end: usize) -> &[Term
         .zip(at(end + 1))
         .and_then(|(first, last)| file.terms.get(first..last))
         .unwrap_or_default()
+}
+
+/// The distinct terms of lines `start..=end` of a file, sorted.
+fn distinct_terms(file: &IndexedFile, start: usize, end: usize) -> Vec<TermId> {
+    let mut ids = file_terms(file, start, end).to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 /// The query terms anywhere in a chunk.
