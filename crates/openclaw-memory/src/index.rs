@@ -186,6 +186,11 @@ pub struct MemoryIndex {
 }
 
 impl MemoryIndex {
+    /// The file in `slot` (`None` for a free slot or one out of range).
+    fn file_in(&self, slot: u32) -> Option<&IndexedFile> {
+        self.files.get(slot as usize)?.as_ref()
+    }
+
     /// An empty index over `store`; the first [`Self::refresh`] builds it.
     pub fn new(store: MemoryStore, ranking: RankOptions) -> Self {
         Self {

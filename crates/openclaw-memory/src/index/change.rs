@@ -271,7 +271,7 @@ impl MemoryIndex {
     /// score and weakness; `None` for a hit from a dated note or with no change recorded.
     fn change_above(&self, hit: &LocalHit) -> Option<LocalHit> {
         let slot = *self.by_path.get(&hit.path)?;
-        let file = self.files.get(slot as usize)?.as_ref()?;
+        let file = self.file_in(slot)?;
         if file.day.is_some() {
             return None;
         }

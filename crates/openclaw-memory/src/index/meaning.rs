@@ -76,7 +76,7 @@ impl MemoryIndex {
         // whole, which adds up a vector per word.
         let mut shortlist: Vec<(f32, u32, u32)> = Vec::new();
         for (slot, line) in lines {
-            let Some(file) = self.files.get(slot as usize).and_then(Option::as_ref) else {
+            let Some(file) = self.file_in(slot) else {
                 continue;
             };
             // A guess never quotes a fact the notes mark as replaced.
@@ -109,7 +109,7 @@ impl MemoryIndex {
         let mut read: Vec<TermId> = Vec::new();
         let mut headings = Headings::default();
         for (_, slot, line) in shortlist {
-            let Some(file) = self.files.get(slot as usize).and_then(Option::as_ref) else {
+            let Some(file) = self.file_in(slot) else {
                 continue;
             };
             let line = line as usize;
@@ -144,9 +144,7 @@ impl MemoryIndex {
         if directives_first {
             best.sort_by_key(|close| {
                 !self
-                    .files
-                    .get(close.file as usize)
-                    .and_then(Option::as_ref)
+                    .file_in(close.file)
                     .is_some_and(|f| f.path.is_user_file())
             });
         }
@@ -171,7 +169,7 @@ impl MemoryIndex {
                 .sum()
         };
         let fact = |close: &Close| -> Fact {
-            let file = self.files.get(close.file as usize).and_then(Option::as_ref);
+            let file = self.file_in(close.file);
             let terms = file.map_or(0, |file| {
                 let line = close.line as usize;
                 file_terms(file, line, line).iter().fold(0_u64, |mask, id| {
@@ -258,7 +256,7 @@ impl MemoryIndex {
         score: f32,
         weak: bool,
     ) -> Option<LocalHit> {
-        let file = self.files.get(file as usize)?.as_ref()?;
+        let file = self.file_in(file)?;
         let chunk = file
             .chunks
             .iter()
