@@ -602,6 +602,61 @@ mod tests {
     }
 
     #[test]
+    fn a_short_confident_page_follows_its_answer_to_the_notes_naming_it() {
+        let dir = TempDir::new().unwrap();
+        write(
+            dir.path(),
+            "MEMORY.md",
+            "- Password manager: Bitwarden, family plan.\n",
+        );
+        write(
+            dir.path(),
+            "memory/2026-03-11.md",
+            "- Added the new work logins to Bitwarden.\n",
+        );
+        write(
+            dir.path(),
+            "memory/2026-05-20.md",
+            "- Bitwarden flagged two reused logins; changed both.\n",
+        );
+        write(
+            dir.path(),
+            "memory/2026-06-01.md",
+            "- The family plan for the weekend: the coast.\n",
+        );
+        write_filler_notes(
+            dir.path(),
+            "2025-04",
+            "- Walked to work; family plan for dinner.",
+        );
+        let mut hits = index(&dir).search("password manager", 5, None);
+        // The curated line answers and keeps its place; the notes naming its Bitwarden
+        // follow. The note sharing only its common words ("family plan") holds too little of
+        // them to be a hit.
+        assert_eq!(paths(&hits)[0], "MEMORY.md", "{hits:#?}");
+        let mut followed = paths(&hits).split_off(1);
+        followed.sort_unstable();
+        assert_eq!(
+            followed,
+            ["memory/2026-03-11.md", "memory/2026-05-20.md"],
+            "{hits:#?}"
+        );
+        assert!(hits.iter().all(|h| !h.weak), "{hits:#?}");
+        let off = RankOptions {
+            follow_answer: false,
+            ..RankOptions::default()
+        };
+        hits = index_with(&dir, off).search("password manager", 5, None);
+        assert_eq!(paths(&hits), ["MEMORY.md"], "{hits:#?}");
+        // A guess is never followed: at most the guess limit, all weak.
+        hits = index(&dir).search("password vault budget review dentist", 5, None);
+        assert!(
+            !hits.is_empty() && hits.len() <= 2 && hits.iter().all(|h| h.weak),
+            "{hits:#?}"
+        );
+    }
+
+    #[test]
     fn recency_prefers_the_newer_of_two_dated_notes_but_never_decays_memory_md() {
         let dir = TempDir::new().unwrap();
         write(

@@ -585,6 +585,7 @@ const ABLATIONS: &[(&str, Switch)] = &[
     ("source notes before curated lines off", |o| {
         o.source_notes_first = false;
     }),
+    ("following the answer off", |o| o.follow_answer = false),
     ("coverage floors off", |o| {
         o.min_coverage = 0.0;
         o.relative_floor = 0.0;

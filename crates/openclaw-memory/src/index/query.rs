@@ -2,8 +2,9 @@
 //! best few line windows scored by the query weight they hold, how much of the query they
 //! cover and how close together its words stand, statements of the same subject newest first
 //! ([`current`](super::current)), a `MEMORY.md` window after the note it restates
-//! ([`source`](super::source)), the score floors, weak guesses, and the notes that record a
-//! change a curated hit missed ([`change`](super::change)).
+//! ([`source`](super::source)), the score floors, weak guesses, the notes that record a
+//! change a curated hit missed ([`change`](super::change)), and a short confident page filled
+//! with the notes naming its answer.
 
 use crate::index::bm25::{ChunkId, TermId};
 use crate::index::chunk::LineRange;
@@ -13,6 +14,7 @@ use crate::index::rank::{coverage_factor, most_proximity, proximity_factor, rece
 use crate::index::snippet::{self, LineMatch};
 use crate::index::source::{self, Statement};
 use crate::index::{IndexedFile, LocalHit, MemoryIndex};
+use crate::paths::MemoryPath;
 
 /// Candidates re-ranked per result slot: BM25 picks `limit × this` (at least
 /// [`MIN_CANDIDATES`]) for the costlier boosts, which only reorder near neighbours.
@@ -71,8 +73,6 @@ impl MemoryIndex {
         {
             return Vec::new();
         }
-        let candidates = self.candidates(&query, limit);
-
         let search = Search {
             index: self,
             query,
@@ -80,18 +80,7 @@ impl MemoryIndex {
             words,
             min_coverage,
         };
-        let mut ranked: Vec<Ranked> = Vec::new();
-        for (chunk, held, _) in candidates {
-            let info = self.chunk_info[chunk as usize];
-            let Some(file) = self.files[info.file as usize].as_ref() else {
-                continue;
-            };
-            search.rank_windows(file, chunk, info.range, held, &mut ranked);
-        }
-        // Equal windows (the same query words) are ordered by their chunk: the section holding
-        // more of the query (by IDF) around them first. (The chunk's BM25 instead measured
-        // 0.011 nDCG@5 lower on the tuned set and 0.010 on the held-out set.)
-        ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.held.total_cmp(&a.held)));
+        let mut ranked = search.ranked(limit);
         // The floor judges how well a window matches, not how old it is: an optional half-life
         // decay reorders hits but does not make old notes vanish.
         let best = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max);
@@ -152,10 +141,7 @@ impl MemoryIndex {
                 continue;
             };
             let window = r.window;
-            let overlapping = hits.iter().any(|h| {
-                h.path == file.path && h.start_line <= window.end + 1 && window.start < h.end_line
-            });
-            if overlapping {
+            if on_page(&hits, &file.path, window) {
                 continue;
             }
             hits.push(LocalHit {
@@ -175,7 +161,109 @@ impl MemoryIndex {
         if self.ranking.recorded_changes {
             hits = self.changes_first(hits, limit);
         }
+        if self.ranking.follow_answer && !weak && hits.len() < limit {
+            self.follow_answer(&mut hits, &search.query, limit, today);
+        }
         hits
+    }
+
+    /// Fills the free places of a confident page with what its first hit names: the windows
+    /// holding most of that hit's own words other than the query's, best first, under the
+    /// same floors as any search. "password manager" finds the curated "Password manager:
+    /// Bitwarden, family plan shared with Callum" and nothing else holding the query's words;
+    /// the notes that name Bitwarden, the answer, follow it. Nothing already on the page
+    /// moves, and a window the notes mark as replaced is not followed to.
+    fn follow_answer(
+        &self,
+        hits: &mut Vec<LocalHit>,
+        asked: &Query,
+        limit: usize,
+        today: Option<i64>,
+    ) {
+        let Some(first) = hits.first() else {
+            return;
+        };
+        let Some(file) = self
+            .by_path
+            .get(&first.path)
+            .and_then(|&slot| self.file_in(slot))
+        else {
+            return;
+        };
+        // Only words that tell a note apart: one in half the sections or more is evidence of
+        // nothing (its Robertson–Spärck Jones weight is zero or less), and "beta note" would
+        // lead to every note saying "note".
+        let live = self.bm25.len() as u64;
+        let mut terms: Vec<Term> = distinct_terms(file, first.start_line - 1, first.end_line - 1)
+            .into_iter()
+            .filter(|&id| {
+                !asked.terms.iter().any(|t| t.id == id)
+                    && 2 * u64::from(self.bm25.doc_freq(id)) < live
+            })
+            .map(|id| Term {
+                id,
+                weight: 1.0,
+                idf: self.bm25.idf(id),
+            })
+            .collect();
+        if terms.is_empty() {
+            return;
+        }
+        // As many terms as a query may hold, the most telling: a long line is not a query.
+        if terms.len() > MAX_QUERY_TERMS {
+            terms.sort_by(|a, b| b.idf.total_cmp(&a.idf));
+            terms.truncate(MAX_QUERY_TERMS);
+        }
+        let total_idf = terms
+            .iter()
+            .map(|t| t.idf)
+            .sum::<f32>()
+            .max(f32::MIN_POSITIVE);
+        let search = Search {
+            index: self,
+            query: Query {
+                terms,
+                total_idf,
+                question: false,
+                preference: false,
+            },
+            today,
+            words: Vec::new(),
+            min_coverage: self.ranking.min_coverage,
+        };
+        let mut ranked = search.ranked(limit);
+        // The page's own windows hold all of those words; the floor is judged without them.
+        ranked.retain(|r| {
+            !r.replaced
+                && self
+                    .chunk_file(r.chunk)
+                    .is_some_and(|file| !on_page(hits, &file.path, r.window))
+        });
+        let best = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max);
+        let floor = best * self.ranking.relative_floor;
+        for r in ranked {
+            if hits.len() == limit {
+                break;
+            }
+            let Some(file) = self.chunk_file(r.chunk) else {
+                continue;
+            };
+            let window = r.window;
+            if r.relevance < floor
+                || r.score < self.ranking.min_score
+                || on_page(hits, &file.path, window)
+            {
+                continue;
+            }
+            hits.push(LocalHit {
+                path: file.path.clone(),
+                start_line: window.start + 1,
+                end_line: window.end + 1,
+                score: r.score,
+                weak: false,
+                snippet: snippet::text(window, |i| file.line(i)),
+            });
+        }
     }
 
     /// Statements of the same subject among the first [`CURRENT_DEPTH`] windows, newest first
@@ -406,6 +494,24 @@ struct Search<'a> {
 }
 
 impl Search<'_> {
+    /// The windows of the query's candidate chunks (see [`MemoryIndex::candidates`]), best
+    /// first. Equal windows (the same query words) are ordered by their chunk: the section
+    /// holding more of the query (by IDF) around them first. (The chunk's BM25 instead
+    /// measured 0.011 nDCG@5 lower on the tuned set and 0.010 on the held-out set.)
+    fn ranked(&self, limit: usize) -> Vec<Ranked> {
+        let index = self.index;
+        let mut ranked: Vec<Ranked> = Vec::new();
+        for (chunk, held, _) in index.candidates(&self.query, limit) {
+            let info = index.chunk_info[chunk as usize];
+            let Some(file) = index.files[info.file as usize].as_ref() else {
+                continue;
+            };
+            self.rank_windows(file, chunk, info.range, held, &mut ranked);
+        }
+        ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.held.total_cmp(&a.held)));
+        ranked
+    }
+
     /// Ranks the best few windows of one candidate chunk (a bullet with its continuation, a
     /// short paragraph, a directive) into `out`. A window scores the query weight (IDF) it
     /// holds; its chunk's query weight `held` breaks ties.
@@ -498,6 +604,12 @@ impl Search<'_> {
             });
         }
     }
+}
+
+/// Whether lines `window` (0-based) of the file at `path` overlap a hit of `hits`.
+fn on_page(hits: &[LocalHit], path: &MemoryPath, window: LineRange) -> bool {
+    hits.iter()
+        .any(|h| h.path == *path && h.start_line <= window.end + 1 && window.start < h.end_line)
 }
 
 /// Moves up to `turns` hits from the end of `waiting` to `hits` (up to `limit`), skipping

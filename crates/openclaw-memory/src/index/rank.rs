@@ -87,6 +87,9 @@ pub struct RankOptions {
     /// that note is the newest statement of the query words the window holds and the notes
     /// record no change of it ([`source`](super::source)).
     pub source_notes_first: bool,
+    /// A confident page shorter than asked is filled with the windows holding most of its
+    /// first hit's own words other than the query's: the notes that name the answer.
+    pub follow_answer: bool,
     /// When the search is a guess (no section holds most of the query) and an embedding model
     /// is in use, the lines closest in meaning to the query, with at least this cosine
     /// similarity, take turns with the best windows of words. `None` turns it off. 0.25: on
@@ -116,6 +119,7 @@ impl Default for RankOptions {
             recorded_changes: true,
             preference_directives: true,
             source_notes_first: true,
+            follow_answer: true,
             meaning_similarity: Some(0.25),
         }
     }
