@@ -190,22 +190,43 @@ impl MemoryIndex {
         else {
             return;
         };
-        // Only words that tell a note apart: one in half the sections or more is evidence of
+        // The first hit's sentences holding a query word: a prose line tells several things
+        // ("Bouldering at the Depot with Lou after work; …. Kerry-Ann and Dana went to look at
+        // a beech …"), and only the one asked about names the answer. Of their words, only
+        // those that tell a note apart: one in half the sections or more is evidence of
         // nothing (its Robertson–Spärck Jones weight is zero or less), and "beta note" would
         // lead to every note saying "note".
         let live = self.bm25.len() as u64;
-        let mut terms: Vec<Term> = distinct_terms(file, first.start_line - 1, first.end_line - 1)
-            .into_iter()
-            .filter(|&id| {
-                !asked.terms.iter().any(|t| t.id == id)
-                    && 2 * u64::from(self.bm25.doc_freq(id)) < live
-            })
-            .map(|id| Term {
-                id,
-                weight: 1.0,
-                idf: self.bm25.idf(id),
-            })
+        let text: Vec<&str> = (first.start_line - 1..first.end_line)
+            .map(|i| file.line(i))
             .collect();
+        let mut terms: Vec<Term> = Vec::new();
+        for sentence in sentences(&text) {
+            let ids: Vec<TermId> = self
+                .analyzer
+                .terms(sentence)
+                .iter()
+                .filter_map(|word| match self.lexicon.lookup(word, &self.bm25, false) {
+                    QueryTerm::Known(id) => Some(id),
+                    _ => None,
+                })
+                .collect();
+            if !ids.iter().any(|id| asked.terms.iter().any(|t| t.id == *id)) {
+                continue;
+            }
+            for id in ids {
+                if !asked.terms.iter().any(|t| t.id == id)
+                    && !terms.iter().any(|t| t.id == id)
+                    && 2 * u64::from(self.bm25.doc_freq(id)) < live
+                {
+                    terms.push(Term {
+                        id,
+                        weight: 1.0,
+                        idf: self.bm25.idf(id),
+                    });
+                }
+            }
+        }
         if terms.is_empty() {
             return;
         }
@@ -241,6 +262,8 @@ impl MemoryIndex {
         });
         let best = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max);
         let floor = best * self.ranking.relative_floor;
+        // Scored on the page's scale, below its last hit: a page's scores never rise.
+        let last = hits.last().map_or(0.0, |h| h.score);
         for r in ranked {
             if hits.len() == limit {
                 break;
@@ -259,7 +282,7 @@ impl MemoryIndex {
                 path: file.path.clone(),
                 start_line: window.start + 1,
                 end_line: window.end + 1,
-                score: r.score,
+                score: last * r.relevance / best,
                 weak: false,
                 snippet: snippet::text(window, |i| file.line(i)),
             });
@@ -606,6 +629,27 @@ impl Search<'_> {
     }
 }
 
+/// The sentences of `lines`: each line, cut after a `.`, `;`, `!` or `?` followed by a space.
+fn sentences<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    for line in lines {
+        let mut start = 0;
+        let mut chars = line.char_indices().peekable();
+        while let Some((at, c)) = chars.next() {
+            let ends = matches!(c, '.' | ';' | '!' | '?')
+                && chars.peek().is_none_or(|&(_, next)| next.is_whitespace());
+            if ends {
+                out.push(&line[start..=at]);
+                start = at + 1;
+            }
+        }
+        if start < line.len() {
+            out.push(&line[start..]);
+        }
+    }
+    out
+}
+
 /// Whether lines `window` (0-based) of the file at `path` overlap a hit of `hits`.
 fn on_page(hits: &[LocalHit], path: &MemoryPath, window: LineRange) -> bool {
     hits.iter()
@@ -789,6 +833,22 @@ fn positions_in(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sentences_end_at_a_stop_before_a_space_or_the_line_end() {
+        assert_eq!(
+            super::sentences(&[
+                "Bouldering at the Depot; sent it. Dr.Who at 2.5 pm!",
+                "- Veg box is from Abel & Cole now",
+            ]),
+            [
+                "Bouldering at the Depot;",
+                " sent it.",
+                " Dr.Who at 2.5 pm!",
+                "- Veg box is from Abel & Cole now"
+            ]
+        );
+    }
+
     use super::*;
 
     #[test]
