@@ -161,13 +161,21 @@ impl MemoryIndex {
         if self.ranking.recorded_changes {
             hits = self.changes_first(hits, limit);
         }
-        if self.ranking.follow_answer && !weak && hits.len() < limit {
+        // Only a page as short as a guess's: the search found one or two statements, and
+        // what the first names is the rest of the answer. A longer page already holds
+        // alternatives (a no-answer query holding every word of a note got 3 confident hits on
+        // the changes set, and 5 when followed).
+        if self.ranking.follow_answer
+            && !weak
+            && hits.len() < limit
+            && hits.len() <= self.ranking.guess_limit
+        {
             self.follow_answer(&mut hits, &search.query, limit, today);
         }
         hits
     }
 
-    /// Fills the free places of a confident page with what its first hit names: the windows
+    /// Fills the free places of a short confident page with what its first hit names: the windows
     /// holding most of that hit's own words other than the query's, best first, under the
     /// same floors as any search. "password manager" finds the curated "Password manager:
     /// Bitwarden, family plan shared with Callum" and nothing else holding the query's words;

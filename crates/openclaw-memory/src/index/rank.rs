@@ -87,8 +87,9 @@ pub struct RankOptions {
     /// that note is the newest statement of the query words the window holds and the notes
     /// record no change of it ([`source`](super::source)).
     pub source_notes_first: bool,
-    /// A confident page shorter than asked is filled with the windows holding most of its
-    /// first hit's own words other than the query's: the notes that name the answer.
+    /// A confident page of no more hits than a guess gets ([`Self::guess_limit`]) is filled
+    /// with the windows holding most of the telling words of its first hit's sentences that
+    /// answer the query, other than the query's own: the notes that name the answer.
     pub follow_answer: bool,
     /// When the search is a guess (no section holds most of the query) and an embedding model
     /// is in use, the lines closest in meaning to the query, with at least this cosine
