@@ -15,7 +15,7 @@
 use crate::index::bm25::TermId;
 use crate::index::chunk::{LineRange, is_heading};
 use crate::index::current::{self, Fact};
-use crate::index::query::{CURRENT_DEPTH, file_terms};
+use crate::index::query::{CURRENT_DEPTH, file_terms, window_hit};
 use crate::index::{IndexedFile, LocalHit, MemoryIndex, snippet};
 
 /// Terms closest to the query (by IDF times similarity) whose sections are looked at. A close
@@ -274,14 +274,7 @@ impl MemoryIndex {
             chunk,
             |i| file.line(i),
         );
-        Some(LocalHit {
-            path: file.path.clone(),
-            start_line: window.start + 1,
-            end_line: window.end + 1,
-            score,
-            weak,
-            snippet: snippet::text(window, |i| file.line(i)),
-        })
+        Some(window_hit(file, window, score, weak))
     }
 }
 

@@ -140,18 +140,10 @@ impl MemoryIndex {
             let Some(file) = self.chunk_file(r.chunk) else {
                 continue;
             };
-            let window = r.window;
-            if on_page(&hits, &file.path, window) {
+            if on_page(&hits, &file.path, r.window) {
                 continue;
             }
-            hits.push(LocalHit {
-                path: file.path.clone(),
-                start_line: window.start + 1,
-                end_line: window.end + 1,
-                score: r.score,
-                weak,
-                snippet: snippet::text(window, |i| file.line(i)),
-            });
+            hits.push(window_hit(file, r.window, r.score, weak));
             take_turn(&mut hits, &mut close, limit, 1);
             if hits.len() == limit {
                 break;
@@ -279,21 +271,13 @@ impl MemoryIndex {
             let Some(file) = self.chunk_file(r.chunk) else {
                 continue;
             };
-            let window = r.window;
             if r.relevance < floor
                 || r.score < self.ranking.min_score
-                || on_page(hits, &file.path, window)
+                || on_page(hits, &file.path, r.window)
             {
                 continue;
             }
-            hits.push(LocalHit {
-                path: file.path.clone(),
-                start_line: window.start + 1,
-                end_line: window.end + 1,
-                score: last * r.relevance / best,
-                weak: false,
-                snippet: snippet::text(window, |i| file.line(i)),
-            });
+            hits.push(window_hit(file, r.window, last * r.relevance / best, false));
         }
     }
 
@@ -656,6 +640,23 @@ fn sentences<'a>(lines: &[&'a str]) -> Vec<&'a str> {
         }
     }
     out
+}
+
+/// The hit quoting lines `window` (0-based) of `file`.
+pub(super) fn window_hit(
+    file: &IndexedFile,
+    window: LineRange,
+    score: f32,
+    weak: bool,
+) -> LocalHit {
+    LocalHit {
+        path: file.path.clone(),
+        start_line: window.start + 1,
+        end_line: window.end + 1,
+        score,
+        weak,
+        snippet: snippet::text(window, |i| file.line(i)),
+    }
 }
 
 /// Whether lines `window` (0-based) of the file at `path` overlap a hit of `hits`.
