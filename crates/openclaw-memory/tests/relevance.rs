@@ -782,8 +782,10 @@ const LOOKUP_FLOORS: Floors = Floors {
     no_answer_most: 2,
 };
 
-/// The changes set (issue 14, fourteenth round: words only 0.426 / 0.405 / 10 of 68, +0.086
-/// over plain BM25; with the model 0.459 / 0.443 / 12 of 68, +0.118; thirteenth round 0.422 /
+/// The changes set (issue 14, fifteenth round, after following the answer: words only 0.446 /
+/// 0.431 / 10 of 68, +0.106 over plain BM25; with the model 0.479 / 0.469 / 12 of 68, +0.138;
+/// the floors now sit above the fourteenth round's figures, so losing that rule fails here;
+/// fourteenth round: 0.426 / 0.405 / 10 and 0.459 / 0.443 / 12; thirteenth round 0.422 /
 /// 0.399 / 10 and 0.454 / 0.443 / 12; tenth round 0.407 / 0.387 / 11 and 0.440 / 0.431 / 13;
 /// before the recorded changes 0.365 / 0.359 / 19 of 68 and 0.383 / 0.379 / 21 of 68). The BM25
 /// margin is met; nDCG@5, recall and stale are regression floors. Ten of its 25 `MEMORY.md`
@@ -795,16 +797,16 @@ const LOOKUP_FLOORS: Floors = Floors {
 /// the name of Dana's dog?": "she knows the names of half the dogs on the street") and get a
 /// confident page of 3 hits.
 const CHANGES_FLOORS: Floors = Floors {
-    ndcg: 0.39,
-    recall: 0.37,
+    ndcg: 0.43,
+    recall: 0.41,
     superseded_rate: 0.19,
     bm25_margin: BM25_MARGIN,
     no_answer_most: 3,
 };
 
 const CHANGES_EMBEDDED_FLOORS: Floors = Floors {
-    ndcg: 0.42,
-    recall: 0.41,
+    ndcg: 0.46,
+    recall: 0.45,
     superseded_rate: 0.22,
     bm25_margin: BM25_MARGIN,
     no_answer_most: 3,
