@@ -13,6 +13,8 @@ mod change;
 pub mod chunk;
 /// Which fact is current: same-subject windows, newest first.
 mod current;
+/// A short confident page filled with the notes naming its answer.
+mod follow;
 /// Index data read in place from a mapped index file, or owned.
 pub mod mapped;
 

@@ -4,7 +4,7 @@
 //! ([`current`](super::current)), a `MEMORY.md` window after the note it restates
 //! ([`source`](super::source)), the score floors, weak guesses, the notes that record a
 //! change a curated hit missed ([`change`](super::change)), and a short confident page filled
-//! with the notes naming its answer.
+//! with the notes naming its answer ([`follow`](super::follow)).
 
 use crate::index::bm25::{ChunkId, TermId};
 use crate::index::chunk::LineRange;
@@ -22,7 +22,7 @@ const CANDIDATES_PER_RESULT: usize = 10;
 /// Fewest candidates re-ranked, so small limits still see enough alternatives.
 const MIN_CANDIDATES: usize = 50;
 /// Most distinct query terms considered; a pasted paragraph is not a query.
-const MAX_QUERY_TERMS: usize = 32;
+pub(super) const MAX_QUERY_TERMS: usize = 32;
 /// Ranked windows looked at for statements of the same subject: the two pages' worth of
 /// windows any reordering could bring onto the first page (`limit` is 5 by default).
 pub(super) const CURRENT_DEPTH: usize = 20;
@@ -167,120 +167,6 @@ impl MemoryIndex {
         hits
     }
 
-    /// Fills the free places of a short confident page with what its first hit names: the windows
-    /// holding most of that hit's own words other than the query's, best first, under the
-    /// same floors as any search. "password manager" finds the curated "Password manager:
-    /// Bitwarden, family plan shared with Callum" and nothing else holding the query's words;
-    /// the notes that name Bitwarden, the answer, follow it. Nothing already on the page
-    /// moves, and a window the notes mark as replaced is not followed to.
-    fn follow_answer(
-        &self,
-        hits: &mut Vec<LocalHit>,
-        asked: &Query,
-        limit: usize,
-        today: Option<i64>,
-    ) {
-        let Some(first) = hits.first() else {
-            return;
-        };
-        let Some(file) = self
-            .by_path
-            .get(&first.path)
-            .and_then(|&slot| self.file_in(slot))
-        else {
-            return;
-        };
-        // The first hit's sentences holding a query word: a prose line tells several things
-        // ("Bouldering at the Depot with Lou after work; …. Kerry-Ann and Dana went to look at
-        // a beech …"), and only the one asked about names the answer. Of their words, only
-        // those that tell a note apart: one in half the sections or more is evidence of
-        // nothing (its Robertson–Spärck Jones weight is zero or less), and "beta note" would
-        // lead to every note saying "note".
-        let live = self.bm25.len() as u64;
-        let text: Vec<&str> = (first.start_line - 1..first.end_line)
-            .map(|i| file.line(i))
-            .collect();
-        let mut terms: Vec<Term> = Vec::new();
-        for sentence in sentences(&text) {
-            let ids: Vec<TermId> = self
-                .analyzer
-                .terms(sentence)
-                .iter()
-                .filter_map(|word| match self.lexicon.lookup(word, &self.bm25, false) {
-                    QueryTerm::Known(id) => Some(id),
-                    _ => None,
-                })
-                .collect();
-            if !ids.iter().any(|id| asked.terms.iter().any(|t| t.id == *id)) {
-                continue;
-            }
-            for id in ids {
-                if !asked.terms.iter().any(|t| t.id == id)
-                    && !terms.iter().any(|t| t.id == id)
-                    && 2 * u64::from(self.bm25.doc_freq(id)) < live
-                {
-                    terms.push(Term {
-                        id,
-                        weight: 1.0,
-                        idf: self.bm25.idf(id),
-                    });
-                }
-            }
-        }
-        if terms.is_empty() {
-            return;
-        }
-        // As many terms as a query may hold, the most telling: a long line is not a query.
-        if terms.len() > MAX_QUERY_TERMS {
-            terms.sort_by(|a, b| b.idf.total_cmp(&a.idf));
-            terms.truncate(MAX_QUERY_TERMS);
-        }
-        let total_idf = terms
-            .iter()
-            .map(|t| t.idf)
-            .sum::<f32>()
-            .max(f32::MIN_POSITIVE);
-        let search = Search {
-            index: self,
-            query: Query {
-                terms,
-                total_idf,
-                question: false,
-                preference: false,
-            },
-            today,
-            words: Vec::new(),
-            min_coverage: self.ranking.min_coverage,
-        };
-        let mut ranked = search.ranked(limit);
-        // The page's own windows hold all of those words; the floor is judged without them.
-        ranked.retain(|r| {
-            !r.replaced
-                && self
-                    .chunk_file(r.chunk)
-                    .is_some_and(|file| !on_page(hits, &file.path, r.window))
-        });
-        let best = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max);
-        let floor = best * self.ranking.relative_floor;
-        // Scored on the page's scale, below its last hit: a page's scores never rise.
-        let last = hits.last().map_or(0.0, |h| h.score);
-        for r in ranked {
-            if hits.len() == limit {
-                break;
-            }
-            let Some(file) = self.chunk_file(r.chunk) else {
-                continue;
-            };
-            if r.relevance < floor
-                || r.score < self.ranking.min_score
-                || on_page(hits, &file.path, r.window)
-            {
-                continue;
-            }
-            hits.push(window_hit(file, r.window, last * r.relevance / best, false));
-        }
-    }
-
     /// Statements of the same subject among the first [`CURRENT_DEPTH`] windows, newest first
     /// ([`current`]); the windows past them keep their places.
     fn current_first(&self, mut ranked: Vec<Ranked>, query: &Query) -> Vec<Ranked> {
@@ -401,7 +287,7 @@ impl MemoryIndex {
     }
 
     /// The file a chunk is in (`None` once the file is gone).
-    fn chunk_file(&self, chunk: ChunkId) -> Option<&IndexedFile> {
+    pub(super) fn chunk_file(&self, chunk: ChunkId) -> Option<&IndexedFile> {
         let info = self.chunk_info[chunk as usize];
         self.files[info.file as usize].as_ref()
     }
@@ -497,15 +383,15 @@ impl MemoryIndex {
 }
 
 /// One search in progress: the index, the query, and what every window is scored against.
-struct Search<'a> {
-    index: &'a MemoryIndex,
-    query: Query,
+pub(super) struct Search<'a> {
+    pub(super) index: &'a MemoryIndex,
+    pub(super) query: Query,
     /// Today, for the optional half-life decay.
-    today: Option<i64>,
+    pub(super) today: Option<i64>,
     /// The query's words as the analyzer sees them (not stemmed), for its meaning.
-    words: Vec<String>,
+    pub(super) words: Vec<String>,
     /// Share of the query's weight a window must hold to be ranked.
-    min_coverage: f32,
+    pub(super) min_coverage: f32,
 }
 
 impl Search<'_> {
@@ -513,7 +399,7 @@ impl Search<'_> {
     /// first. Equal windows (the same query words) are ordered by their chunk: the section
     /// holding more of the query (by IDF) around them first. (The chunk's BM25 instead
     /// measured 0.011 nDCG@5 lower on the tuned set and 0.010 on the held-out set.)
-    fn ranked(&self, limit: usize) -> Vec<Ranked> {
+    pub(super) fn ranked(&self, limit: usize) -> Vec<Ranked> {
         let index = self.index;
         let mut ranked: Vec<Ranked> = Vec::new();
         for (chunk, held, _) in index.candidates(&self.query, limit) {
@@ -621,27 +507,6 @@ impl Search<'_> {
     }
 }
 
-/// The sentences of `lines`: each line, cut after a `.`, `;`, `!` or `?` followed by a space.
-fn sentences<'a>(lines: &[&'a str]) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    for line in lines {
-        let mut start = 0;
-        let mut chars = line.char_indices().peekable();
-        while let Some((at, c)) = chars.next() {
-            let ends = matches!(c, '.' | ';' | '!' | '?')
-                && chars.peek().is_none_or(|&(_, next)| next.is_whitespace());
-            if ends {
-                out.push(&line[start..=at]);
-                start = at + 1;
-            }
-        }
-        if start < line.len() {
-            out.push(&line[start..]);
-        }
-    }
-    out
-}
-
 /// The hit quoting lines `window` (0-based) of `file`.
 pub(super) fn window_hit(
     file: &IndexedFile,
@@ -660,7 +525,7 @@ pub(super) fn window_hit(
 }
 
 /// Whether lines `window` (0-based) of the file at `path` overlap a hit of `hits`.
-fn on_page(hits: &[LocalHit], path: &MemoryPath, window: LineRange) -> bool {
+pub(super) fn on_page(hits: &[LocalHit], path: &MemoryPath, window: LineRange) -> bool {
     hits.iter()
         .any(|h| h.path == *path && h.start_line <= window.end + 1 && window.start < h.end_line)
 }
@@ -686,39 +551,39 @@ fn take_turn(hits: &mut Vec<LocalHit>, waiting: &mut Vec<LocalHit>, limit: usize
 /// A candidate hit: a few lines of one chunk with their score (`relevance` before the
 /// optional half-life decay) and what its section holds of the query.
 #[derive(Debug)]
-struct Ranked {
-    chunk: ChunkId,
+pub(super) struct Ranked {
+    pub(super) chunk: ChunkId,
     /// The lines to quote (0-based, absolute).
-    window: LineRange,
-    score: f32,
-    relevance: f32,
+    pub(super) window: LineRange,
+    pub(super) score: f32,
+    pub(super) relevance: f32,
     /// Its chunk's query weight (IDF held): it breaks ties and says whether the search is a
     /// guess.
-    held: f32,
+    pub(super) held: f32,
     /// Every matching line holds a replaced fact.
-    replaced: bool,
+    pub(super) replaced: bool,
     /// The query terms anywhere in the window's chunk (its section).
-    section: u64,
+    pub(super) section: u64,
 }
 
 /// A query term matched to the index.
 #[derive(Debug, Clone, Copy)]
-struct Term {
-    id: TermId,
+pub(super) struct Term {
+    pub(super) id: TermId,
     /// 1, or less for a typo correction (a guess).
-    weight: f32,
+    pub(super) weight: f32,
     /// Its IDF times its weight.
-    idf: f32,
+    pub(super) idf: f32,
 }
 
 #[derive(Debug)]
-struct Query {
-    terms: Vec<Term>,
-    total_idf: f32,
+pub(super) struct Query {
+    pub(super) terms: Vec<Term>,
+    pub(super) total_idf: f32,
     /// Asked as a question ([`is_question`]), not a lookup of a note's words.
-    question: bool,
+    pub(super) question: bool,
     /// Asks how the assistant should act ([`is_preference`]).
-    preference: bool,
+    pub(super) preference: bool,
 }
 
 /// Words that ask what the user wants done: "how should answers be formatted", "what units
@@ -842,22 +707,6 @@ fn positions_in(
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn sentences_end_at_a_stop_before_a_space_or_the_line_end() {
-        assert_eq!(
-            super::sentences(&[
-                "Bouldering at the Depot; sent it. Dr.Who at 2.5 pm!",
-                "- Veg box is from Abel & Cole now",
-            ]),
-            [
-                "Bouldering at the Depot;",
-                " sent it.",
-                " Dr.Who at 2.5 pm!",
-                "- Veg box is from Abel & Cole now"
-            ]
-        );
-    }
-
     use super::*;
 
     #[test]

@@ -1,0 +1,169 @@
+//! Following the answer: a confident page as short as a guess's (one or two hits) is filled with
+//! what its first hit names. "password manager" finds the curated "Password manager:
+//! Bitwarden, family plan" and nothing else holding the query's words; the notes that name
+//! Bitwarden are answers too, and they hold none of them. The first hit's sentences that answer
+//! the query are read, their telling words other than the query's searched as a query of their
+//! own under the same floors, and what that finds fills the free places after the page, which
+//! keeps its order.
+
+use crate::index::bm25::TermId;
+use crate::index::lexicon::QueryTerm;
+use crate::index::query::{MAX_QUERY_TERMS, Query, Search, Term, on_page, window_hit};
+use crate::index::{LocalHit, MemoryIndex};
+
+impl MemoryIndex {
+    /// Fills the free places of `hits`, a short confident page for `asked`, with the windows
+    /// holding most of the telling words of its first hit's sentences that answer the query,
+    /// best first, under the same floors as any search and scored below the page's last hit.
+    /// Nothing already on the page moves, and a window the notes mark as replaced is not
+    /// followed to.
+    pub(super) fn follow_answer(
+        &self,
+        hits: &mut Vec<LocalHit>,
+        asked: &Query,
+        limit: usize,
+        today: Option<i64>,
+    ) {
+        let Some(first) = hits.first() else {
+            return;
+        };
+        let Some(file) = self
+            .by_path
+            .get(&first.path)
+            .and_then(|&slot| self.file_in(slot))
+        else {
+            return;
+        };
+        // The first hit's sentences holding a query word: a prose line tells several things
+        // ("Bouldering at the Depot with Lou after work; …. Kerry-Ann and Dana went to look at
+        // a beech …"), and only the one asked about names the answer. Of their words, only
+        // those that tell a note apart: one in half the sections or more is evidence of
+        // nothing (its Robertson–Spärck Jones weight is zero or less), and "beta note" would
+        // lead to every note saying "note".
+        let live = self.bm25.len() as u64;
+        let text: Vec<&str> = (first.start_line - 1..first.end_line)
+            .map(|i| file.line(i))
+            .collect();
+        let mut terms: Vec<Term> = Vec::new();
+        for sentence in sentences(&text) {
+            let ids: Vec<TermId> = self
+                .analyzer
+                .terms(sentence)
+                .iter()
+                .filter_map(|word| match self.lexicon.lookup(word, &self.bm25, false) {
+                    QueryTerm::Known(id) => Some(id),
+                    _ => None,
+                })
+                .collect();
+            if !ids.iter().any(|id| asked.terms.iter().any(|t| t.id == *id)) {
+                continue;
+            }
+            for id in ids {
+                if !asked.terms.iter().any(|t| t.id == id)
+                    && !terms.iter().any(|t| t.id == id)
+                    && 2 * u64::from(self.bm25.doc_freq(id)) < live
+                {
+                    terms.push(Term {
+                        id,
+                        weight: 1.0,
+                        idf: self.bm25.idf(id),
+                    });
+                }
+            }
+        }
+        if terms.is_empty() {
+            return;
+        }
+        // As many terms as a query may hold, the most telling: a long line is not a query.
+        if terms.len() > MAX_QUERY_TERMS {
+            terms.sort_by(|a, b| b.idf.total_cmp(&a.idf));
+            terms.truncate(MAX_QUERY_TERMS);
+        }
+        let total_idf = terms
+            .iter()
+            .map(|t| t.idf)
+            .sum::<f32>()
+            .max(f32::MIN_POSITIVE);
+        let search = Search {
+            index: self,
+            query: Query {
+                terms,
+                total_idf,
+                question: false,
+                preference: false,
+            },
+            today,
+            words: Vec::new(),
+            min_coverage: self.ranking.min_coverage,
+        };
+        let mut ranked = search.ranked(limit);
+        // The page's own windows hold all of those words; the floor is judged without them.
+        ranked.retain(|r| {
+            !r.replaced
+                && self
+                    .chunk_file(r.chunk)
+                    .is_some_and(|file| !on_page(hits, &file.path, r.window))
+        });
+        let best = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max);
+        let floor = best * self.ranking.relative_floor;
+        // Scored on the page's scale, below its last hit: a page's scores never rise.
+        let last = hits.last().map_or(0.0, |h| h.score);
+        for r in ranked {
+            if hits.len() == limit {
+                break;
+            }
+            let Some(file) = self.chunk_file(r.chunk) else {
+                continue;
+            };
+            if r.relevance < floor
+                || r.score < self.ranking.min_score
+                || on_page(hits, &file.path, r.window)
+            {
+                continue;
+            }
+            hits.push(window_hit(file, r.window, last * r.relevance / best, false));
+        }
+    }
+}
+
+/// The sentences of `lines`: each line, cut after a `.`, `;`, `!` or `?` followed by a space.
+fn sentences<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    for line in lines {
+        let mut start = 0;
+        let mut chars = line.char_indices().peekable();
+        while let Some((at, c)) = chars.next() {
+            let ends = matches!(c, '.' | ';' | '!' | '?')
+                && chars.peek().is_none_or(|&(_, next)| next.is_whitespace());
+            if ends {
+                out.push(&line[start..=at]);
+                start = at + 1;
+            }
+        }
+        if start < line.len() {
+            out.push(&line[start..]);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn sentences_end_at_a_stop_before_a_space_or_the_line_end() {
+        assert_eq!(
+            super::sentences(&[
+                "Bouldering at the Depot; sent it. Dr.Who at 2.5 pm!",
+                "- Veg box is from Abel & Cole now",
+            ]),
+            [
+                "Bouldering at the Depot;",
+                " sent it.",
+                " Dr.Who at 2.5 pm!",
+                "- Veg box is from Abel & Cole now"
+            ]
+        );
+    }
+}
