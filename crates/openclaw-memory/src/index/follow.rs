@@ -105,6 +105,9 @@ impl MemoryIndex {
                     .is_some_and(|file| !on_page(hits, &file.path, r.window))
         });
         let best = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max);
+        if best <= 0.0 {
+            return;
+        }
         let floor = best * self.ranking.relative_floor;
         // Scored on the page's scale, below its last hit: a page's scores never rise.
         let last = hits.last().map_or(0.0, |h| h.score);
