@@ -67,7 +67,8 @@ pub struct LocalHit {
     pub start_line: usize,
     /// Last line of the window (1-based, inclusive).
     pub end_line: usize,
-    /// Final score (BM25 times the boosts); higher is better.
+    /// Final score (BM25 times the boosts; a hit found by following the page's answer is scaled
+    /// to no more than the hit before it); higher is better.
     pub score: f32,
     /// The search found nothing holding most of the query: this hit is a guess, not an
     /// answer.
@@ -633,8 +634,8 @@ mod tests {
         );
         let mut hits = index(&dir).search("password manager", 5, None);
         // The curated line answers and keeps its place; the notes naming its Bitwarden
-        // follow. The note sharing only its common words ("family plan") holds too little of
-        // them to be a hit.
+        // follow. Its other words ("family plan") are in most sections, tell nothing apart and
+        // are not followed: the note sharing only them is no hit.
         assert_eq!(paths(&hits)[0], "MEMORY.md", "{hits:#?}");
         let mut followed = paths(&hits).split_off(1);
         followed.sort_unstable();
@@ -656,6 +657,45 @@ mod tests {
             !hits.is_empty() && hits.len() <= 2 && hits.iter().all(|h| h.weak),
             "{hits:#?}"
         );
+    }
+
+    #[test]
+    fn followed_hits_never_score_above_the_hit_before_them() {
+        let dir = TempDir::new().unwrap();
+        write(
+            dir.path(),
+            "MEMORY.md",
+            "- Password manager: Bitwarden vault.\n",
+        );
+        // The older note holds more of the answer's words; with the decay, the newer one
+        // scores higher and comes first.
+        write(
+            dir.path(),
+            "memory/2025-06-01.md",
+            "- Bitwarden export done for the yearly audit at work, every login checked twice \
+             by the team before they locked the vault.\n",
+        );
+        write(
+            dir.path(),
+            "memory/2026-05-20.md",
+            "- Bitwarden flagged two reused logins.\n",
+        );
+        write_filler_notes(dir.path(), "2025-04", "- Walked to work.");
+        let decayed = RankOptions {
+            recency_half_life_days: Some(30.0),
+            ..RankOptions::default()
+        };
+        let today = crate::parse_day("2026-06-01");
+        for hits in [
+            index(&dir).search("password manager", 5, today),
+            index_with(&dir, decayed).search("password manager", 5, today),
+        ] {
+            assert_eq!(hits.len(), 3, "{hits:#?}");
+            assert!(
+                hits.windows(2).all(|w| w[0].score >= w[1].score),
+                "{hits:#?}"
+            );
+        }
     }
 
     #[test]

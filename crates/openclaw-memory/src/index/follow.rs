@@ -13,10 +13,10 @@ use crate::index::{LocalHit, MemoryIndex};
 
 impl MemoryIndex {
     /// Fills the free places of `hits`, a short confident page for `asked`, with the windows
-    /// holding most of the telling words of its first hit's sentences that answer the query,
-    /// best first, under the same floors as any search and scored below the page's last hit.
-    /// Nothing already on the page moves, and a window the notes mark as replaced is not
-    /// followed to.
+    /// holding enough of the telling words of its first hit's sentences that answer the query,
+    /// best first, under the same floors as any search (judged without the page's own windows
+    /// and those the notes mark as replaced, which are not followed to), each scored no higher
+    /// than the page's last hit. Nothing already on the page moves.
     pub(super) fn follow_answer(
         &self,
         hits: &mut Vec<LocalHit>,
@@ -105,11 +105,13 @@ impl MemoryIndex {
                     .is_some_and(|file| !on_page(hits, &file.path, r.window))
         });
         let best = ranked.iter().map(|r| r.relevance).fold(0.0_f32, f32::max);
-        if best <= 0.0 {
+        let top = ranked.iter().map(|r| r.score).fold(0.0_f32, f32::max);
+        if best <= 0.0 || top <= 0.0 {
             return;
         }
         let floor = best * self.ranking.relative_floor;
-        // Scored on the page's scale, below its last hit: a page's scores never rise.
+        // Scored on the page's scale, no higher than its last hit, in the order they come: a
+        // page's scores never rise.
         let last = hits.last().map_or(0.0, |h| h.score);
         for r in ranked {
             if hits.len() == limit {
@@ -124,7 +126,7 @@ impl MemoryIndex {
             {
                 continue;
             }
-            hits.push(window_hit(file, r.window, last * r.relevance / best, false));
+            hits.push(window_hit(file, r.window, last * r.score / top, false));
         }
     }
 }

@@ -37,14 +37,14 @@ impl MemoryIndex {
     /// half-life decay. Call [`Self::refresh`] first to see the latest files.
     pub fn search(&self, query: &str, limit: usize, today: Option<i64>) -> Vec<LocalHit> {
         let min_coverage = self.ranking.min_coverage;
-        let hits = self.search_with(query, limit, today, min_coverage);
+        let hits = self.search_with(query, limit, today, min_coverage, false);
         // Nothing holds enough of the query to be a hit, and nothing is close in meaning: the
         // windows holding less are a guess worth showing (at most `guess_limit`, marked weak)
         // rather than an empty page. ("Until what date are her travel documents valid?" holds
         // only "travel" in the note that answers it, 22 % of the query's weight.)
         if hits.is_empty() && self.ranking.guess_below_coverage && min_coverage > 0.0 {
             let guess = limit.min(self.ranking.guess_limit);
-            let mut guesses = self.search_with(query, guess, today, 0.0);
+            let mut guesses = self.search_with(query, guess, today, 0.0, true);
             for hit in &mut guesses {
                 hit.weak = true;
             }
@@ -54,13 +54,14 @@ impl MemoryIndex {
     }
 
     /// [`Self::search`] with windows holding less than `min_coverage` of the query's weight
-    /// left out.
+    /// left out; `guessing` when the caller marks every hit weak (a guess is never followed).
     fn search_with(
         &self,
         query: &str,
         limit: usize,
         today: Option<i64>,
         min_coverage: f32,
+        guessing: bool,
     ) -> Vec<LocalHit> {
         if limit == 0 || self.bm25.is_empty() {
             return Vec::new();
@@ -159,6 +160,7 @@ impl MemoryIndex {
         // the changes set, and 5 when followed).
         if self.ranking.follow_answer
             && !weak
+            && !guessing
             && hits.len() < limit
             && hits.len() <= self.ranking.guess_limit
         {

@@ -5,8 +5,9 @@
 //! ([`current`](super::current)), a `MEMORY.md` line follows the note it restates
 //! ([`source`](super::source)), and a curated line the dated notes record as changed follows
 //! the note that changed it ([`change`](super::change)); a preference question is answered by
-//! `USER.md` first; an optional half-life decay; and the floors that let a query with no answer
-//! come back empty or with a few hits marked weak. The factors that once sat beside these (the
+//! `USER.md` first; a short confident page is filled with the notes naming its answer
+//! ([`follow`](super::follow)); an optional half-life decay; and the floors that let a query
+//! with no answer come back empty or with a few hits marked weak. The factors that once sat beside these (the
 //! kind of thing a question asks for, a newness edge, section context, a focus discount,
 //! heading and superseded discounts, near-repeat hold-back) were measured off in turn on the
 //! labelled sets and removed for not helping; BENCHMARKS.md has the tables.
@@ -42,6 +43,8 @@ pub struct RankOptions {
     pub recency_half_life_days: Option<f32>,
     /// Share of the query's IDF a window must hold to be a hit at all: a window matching only
     /// the common words of a query (or none of the words the notes never use) is no answer.
+    /// A search following the answer ([`Self::follow_answer`]) applies it to its own query,
+    /// the answer's words.
     pub min_coverage: f32,
     /// Hits scoring below this share of the best hit are dropped.
     pub relative_floor: f32,
@@ -88,8 +91,9 @@ pub struct RankOptions {
     /// record no change of it ([`source`](super::source)).
     pub source_notes_first: bool,
     /// A confident page of no more hits than a guess gets ([`Self::guess_limit`]) is filled
-    /// with the windows holding most of the telling words of its first hit's sentences that
-    /// answer the query, other than the query's own: the notes that name the answer.
+    /// with the windows holding enough ([`Self::min_coverage`]) of the telling words of its
+    /// first hit's sentences that answer the query, other than the query's own: the notes that
+    /// name the answer ([`follow`](super::follow)).
     pub follow_answer: bool,
     /// When the search is a guess (no section holds most of the query) and an embedding model
     /// is in use, the lines closest in meaning to the query, with at least this cosine
