@@ -194,6 +194,11 @@ impl MemoryIndex {
         self.files.get(slot as usize)?.as_ref()
     }
 
+    /// The file a hit quotes (`None` once it is gone).
+    fn hit_file(&self, hit: &LocalHit) -> Option<&IndexedFile> {
+        self.file_in(*self.by_path.get(&hit.path)?)
+    }
+
     /// An empty index over `store`; the first [`Self::refresh`] builds it.
     pub fn new(store: MemoryStore, ranking: RankOptions) -> Self {
         Self {

@@ -270,8 +270,7 @@ impl MemoryIndex {
     /// The line that records a change of `hit`'s curated statement, quoted as a hit with its
     /// score and weakness; `None` for a hit from a dated note or with no change recorded.
     fn change_above(&self, hit: &LocalHit) -> Option<LocalHit> {
-        let slot = *self.by_path.get(&hit.path)?;
-        let file = self.file_in(slot)?;
+        let file = self.hit_file(hit)?;
         if file.day.is_some() {
             return None;
         }

@@ -27,11 +27,7 @@ impl MemoryIndex {
         let Some(first) = hits.first() else {
             return;
         };
-        let Some(file) = self
-            .by_path
-            .get(&first.path)
-            .and_then(|&slot| self.file_in(slot))
-        else {
+        let Some(file) = self.hit_file(first) else {
             return;
         };
         // The first hit's sentences holding a query word: a prose line tells several things
@@ -44,6 +40,7 @@ impl MemoryIndex {
         let text: Vec<&str> = (first.start_line - 1..first.end_line)
             .map(|i| file.line(i))
             .collect();
+        let asked_for = |id: TermId| asked.terms.iter().any(|t| t.id == id);
         let mut terms: Vec<Term> = Vec::new();
         for sentence in sentences(&text) {
             let ids: Vec<TermId> = self
@@ -55,11 +52,11 @@ impl MemoryIndex {
                     _ => None,
                 })
                 .collect();
-            if !ids.iter().any(|id| asked.terms.iter().any(|t| t.id == *id)) {
+            if !ids.iter().any(|&id| asked_for(id)) {
                 continue;
             }
             for id in ids {
-                if !asked.terms.iter().any(|t| t.id == id)
+                if !asked_for(id)
                     && !terms.iter().any(|t| t.id == id)
                     && 2 * u64::from(self.bm25.doc_freq(id)) < live
                 {

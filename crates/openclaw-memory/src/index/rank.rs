@@ -7,10 +7,10 @@
 //! the note that changed it ([`change`](super::change)); a preference question is answered by
 //! `USER.md` first; a short confident page is filled with the notes naming its answer
 //! ([`follow`](super::follow)); an optional half-life decay; and the floors that let a query
-//! with no answer come back empty or with a few hits marked weak. The factors that once sat beside these (the
-//! kind of thing a question asks for, a newness edge, section context, a focus discount,
-//! heading and superseded discounts, near-repeat hold-back) were measured off in turn on the
-//! labelled sets and removed for not helping; BENCHMARKS.md has the tables.
+//! with no answer come back empty or with a few hits marked weak. The factors that once sat
+//! beside these (the kind of thing a question asks for, a newness edge, section context, a
+//! focus discount, heading and superseded discounts, near-repeat hold-back) were measured off
+//! in turn on the labelled sets and removed for not helping; BENCHMARKS.md has the tables.
 #![expect(
     clippy::cast_precision_loss,
     reason = "scores are approximate; counts and ages stay far below 2^23"
