@@ -277,6 +277,10 @@ struct Measured {
     no_answer_most: usize,
     /// Hits of no-answer queries not marked weak.
     no_answer_strong: usize,
+    /// Hits returned to answerable queries, and how many of them quote a graded span: nDCG@5
+    /// cannot see a page's hits after its answers, a model reading the page does.
+    answered_hits: usize,
+    graded_hits: usize,
     /// nDCG@5 of each answerable query, in the set's order (for the paired interval).
     ndcgs: Vec<f64>,
     misses: String,
@@ -289,6 +293,11 @@ impl Measured {
 
     fn no_answer_average(&self) -> f64 {
         self.no_answer_hits as f64 / f64::from(self.no_answer.max(1))
+    }
+
+    /// Share of the hits returned to answerable queries that quote a graded span.
+    fn graded_share(&self) -> f64 {
+        self.graded_hits as f64 / self.answered_hits.max(1) as f64
     }
 }
 
@@ -319,6 +328,12 @@ fn measure(labels: &Value, mut rank: impl FnMut(&str) -> Vec<Hit>) -> anyhow::Re
             continue;
         }
         let (ndcg, recall, rr) = score(&hits, &relevant);
+        m.answered_hits += hits.len().min(K);
+        m.graded_hits += hits
+            .iter()
+            .take(K)
+            .filter(|h| relevant.iter().any(|s| s.overlaps(h)))
+            .count();
         m.overall.add(ndcg, recall, rr);
         m.ndcgs.push(ndcg);
         m.kinds
@@ -374,7 +389,7 @@ fn table(name: &str, ours: &Measured, baseline: &Measured) -> String {
          BM25 nDCG@5: {:+.3} (95 % paired bootstrap interval {low:+.3} to {high:+.3})\n\
          superseded fact above the current one: {} of {} change-over-time queries ({:.1}%) \
          (BM25: {} of {})\nno-answer queries: {}, {:.2} hits on average, at most {}, {} not \
-         marked weak",
+         marked weak\nhits graded: {} of {} returned to answerable queries ({:.1}%; BM25 {:.1}%)",
         n - bn,
         ours.superseded_first,
         ours.changes,
@@ -384,7 +399,11 @@ fn table(name: &str, ours: &Measured, baseline: &Measured) -> String {
         ours.no_answer,
         ours.no_answer_average(),
         ours.no_answer_most,
-        ours.no_answer_strong
+        ours.no_answer_strong,
+        ours.graded_hits,
+        ours.answered_hits,
+        ours.graded_share() * 100.0,
+        baseline.graded_share() * 100.0
     );
     out
 }
@@ -962,12 +981,13 @@ fn ablation_table() -> anyhow::Result<()> {
         }
         let _ = writeln!(
             out,
-            " stale ({}) | no-answer hits ({}) |",
+            " stale ({}) | no-answer hits ({}) | hits graded, % ({}) |",
+            names.join(", "),
             names.join(", "),
             names.join(", ")
         );
         // Every column after the first holds numbers.
-        let columns = 2 * names.len() + 2;
+        let columns = 2 * names.len() + 3;
         out.push_str("|---|");
         out.push_str(&"---:|".repeat(columns));
         out.push('\n');
@@ -982,7 +1002,17 @@ fn ablation_table() -> anyhow::Result<()> {
                 .iter()
                 .map(|x| format!("{:.2}", x.no_answer_average()))
                 .collect();
-            let _ = writeln!(out, " {} | {} |", stale.join(", "), hits.join(", "));
+            let graded: Vec<String> = m
+                .iter()
+                .map(|x| format!("{:.0}", x.graded_share() * 100.0))
+                .collect();
+            let _ = writeln!(
+                out,
+                " {} | {} | {} |",
+                stale.join(", "),
+                hits.join(", "),
+                graded.join(", ")
+            );
             // Per kind too (totals, as for the whole set): a component can help one kind and
             // cost another, as the current-fact groups do exact lookups on the held-out set.
             for (set, measured) in names.iter().zip(m) {
