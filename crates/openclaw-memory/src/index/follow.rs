@@ -1,10 +1,12 @@
-//! Following the answer: a confident page as short as a guess's (one or two hits) is filled with
-//! what its first hit names. "password manager" finds the curated "Password manager:
-//! Bitwarden, family plan" and nothing else holding the query's words; the notes that name
-//! Bitwarden are answers too, and they hold none of them. The first hit's sentences that answer
-//! the query are read, their telling words other than the query's searched as a query of their
-//! own under the same floors, and what that finds fills the free places after the page, which
-//! keeps its order.
+//! Following the answer: a confident page as short as a guess's (one or two hits) gets one more
+//! hit, the best note naming what its first hit names. "password manager" finds the curated
+//! "Password manager: Bitwarden, family plan" and nothing else holding the query's words; the
+//! notes that name Bitwarden are answers too, and they hold none of them. The first hit's
+//! sentences that answer the query are read, their telling words other than the query's
+//! searched as a query of their own under the same floors, and the best window that search
+//! finds is added after the page, which keeps its order. Only one: filling every free place, the
+//! further followed hits on the six held-out sets (132 in each configuration) held not one
+//! graded answer, and cost those sets 2 to 7 points of the share of graded hits on a page.
 
 use crate::index::bm25::TermId;
 use crate::index::lexicon::QueryTerm;
@@ -12,11 +14,11 @@ use crate::index::query::{MAX_QUERY_TERMS, Query, Search, Term, on_page, window_
 use crate::index::{LocalHit, MemoryIndex};
 
 impl MemoryIndex {
-    /// Fills the free places of `hits`, a short confident page for `asked`, with the windows
+    /// Adds to `hits`, a short confident page for `asked` with a free place, the best window
     /// holding enough of the telling words of its first hit's sentences that answer the query,
-    /// best first, under the same floors as any search (judged without the page's own windows
-    /// and those the notes mark as replaced, which are not followed to), each scored no higher
-    /// than the page's last hit. Nothing already on the page moves.
+    /// under the same floors as any search (judged without the page's own windows and those the
+    /// notes mark as replaced, which are not followed to), scored no higher than the page's last
+    /// hit. Nothing already on the page moves.
     pub(super) fn follow_answer(
         &self,
         hits: &mut Vec<LocalHit>,
@@ -107,24 +109,14 @@ impl MemoryIndex {
             return;
         }
         let floor = best * self.ranking.relative_floor;
-        // Scored on the page's scale, no higher than its last hit, in the order they come: a
-        // page's scores never rise.
+        // Scored on the page's scale, no higher than its last hit: a page's scores never rise.
         let last = hits.last().map_or(0.0, |h| h.score);
-        for r in ranked {
-            if hits.len() == limit {
-                break;
-            }
-            let Some(file) = self.chunk_file(r.chunk) else {
-                continue;
-            };
-            if r.relevance < floor
-                || r.score < self.ranking.min_score
-                || on_page(hits, &file.path, r.window)
-            {
-                continue;
-            }
-            hits.push(window_hit(file, r.window, last * r.score / top, false));
-        }
+        let followed = ranked.into_iter().find_map(|r| {
+            let file = self.chunk_file(r.chunk)?;
+            (r.relevance >= floor && r.score >= self.ranking.min_score)
+                .then(|| window_hit(file, r.window, last * r.score / top, false))
+        });
+        hits.extend(followed);
     }
 }
 

@@ -3,8 +3,8 @@
 //! cover and how close together its words stand, statements of the same subject newest first
 //! ([`current`](super::current)), a `MEMORY.md` window after the note it restates
 //! ([`source`](super::source)), the score floors, weak guesses, the notes that record a
-//! change a curated hit missed ([`change`](super::change)), and a short confident page filled
-//! with the notes naming its answer ([`follow`](super::follow)).
+//! change a curated hit missed ([`change`](super::change)), and a short confident page given
+//! the best note naming its answer ([`follow`](super::follow)).
 
 use crate::index::bm25::{ChunkId, TermId};
 use crate::index::chunk::LineRange;

@@ -5,7 +5,7 @@
 //! ([`current`](super::current)), a `MEMORY.md` line follows the note it restates
 //! ([`source`](super::source)), and a curated line the dated notes record as changed follows
 //! the note that changed it ([`change`](super::change)); a preference question is answered by
-//! `USER.md` first; a short confident page is filled with the notes naming its answer
+//! `USER.md` first; a short confident page gets the best note naming its answer
 //! ([`follow`](super::follow)); an optional half-life decay; and the floors that let a query
 //! with no answer come back empty or with a few hits marked weak. The factors that once sat
 //! beside these (the kind of thing a question asks for, a newness edge, section context, a
@@ -90,10 +90,10 @@ pub struct RankOptions {
     /// that note is the newest statement of the query words the window holds and the notes
     /// record no change of it ([`source`](super::source)).
     pub source_notes_first: bool,
-    /// A confident page of no more hits than a guess gets ([`Self::guess_limit`]) is filled
-    /// with the windows holding enough ([`Self::min_coverage`]) of the telling words of its
-    /// first hit's sentences that answer the query, other than the query's own: the notes that
-    /// name the answer ([`follow`](super::follow)).
+    /// A confident page of no more hits than a guess gets ([`Self::guess_limit`]) gets one
+    /// more: the best window holding enough ([`Self::min_coverage`]) of the telling words of
+    /// its first hit's sentences that answer the query, other than the query's own, a note
+    /// that names the answer ([`follow`](super::follow)).
     pub follow_answer: bool,
     /// When the search is a guess (no section holds most of the query) and an embedding model
     /// is in use, the lines closest in meaning to the query, with at least this cosine
