@@ -18,7 +18,8 @@ impl MemoryIndex {
     /// holding enough of the telling words of its first hit's sentences that answer the query,
     /// under the same floors as any search (judged without the page's own windows and those the
     /// notes mark as replaced, which are not followed to), scored no higher than the page's last
-    /// hit. Nothing already on the page moves.
+    /// hit. Nothing already on the page moves. `limit` is the page's length, which sets how
+    /// many candidates the followed search reads; the caller leaves a free place.
     pub(super) fn follow_answer(
         &self,
         hits: &mut Vec<LocalHit>,
@@ -26,6 +27,7 @@ impl MemoryIndex {
         limit: usize,
         today: Option<i64>,
     ) {
+        debug_assert!(hits.len() < limit, "no free place to follow into");
         let Some(first) = hits.first() else {
             return;
         };
@@ -110,11 +112,12 @@ impl MemoryIndex {
         }
         let floor = best * self.ranking.relative_floor;
         // Scored on the page's scale, no higher than its last hit: a page's scores never rise.
+        // (The ratio first: it is at most 1, so the product cannot round above `last`.)
         let last = hits.last().map_or(0.0, |h| h.score);
         let followed = ranked.into_iter().find_map(|r| {
             let file = self.chunk_file(r.chunk)?;
             (r.relevance >= floor && r.score >= self.ranking.min_score)
-                .then(|| window_hit(file, r.window, last * r.score / top, false))
+                .then(|| window_hit(file, r.window, last * (r.score / top), false))
         });
         hits.extend(followed);
     }

@@ -157,7 +157,7 @@ impl MemoryIndex {
         // Only a page as short as a guess's: the search found one or two statements, and
         // what the first names is the rest of the answer. A longer page already holds
         // alternatives (a no-answer query holding every word of a note got 3 confident hits on
-        // the changes set, and 5 when followed).
+        // the changes set; followed, it would have had 4).
         if self.ranking.follow_answer
             && !weak
             && !guessing
