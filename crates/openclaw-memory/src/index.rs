@@ -542,6 +542,34 @@ mod tests {
     }
 
     #[test]
+    fn equal_hits_rank_as_a_fresh_build_ranks_them_whatever_was_edited_since() {
+        let dir = TempDir::new().unwrap();
+        for name in ["alpha", "beta", "gamma"] {
+            write(
+                dir.path(),
+                &format!("memory/{name}.md"),
+                &format!("# {name}\n\n- Dinner was ramen again.\n"),
+            );
+        }
+        write_filler_notes(dir.path(), "2025-04", "- Walked to work.");
+        let mut index = index(&dir);
+        // An edit elsewhere in one note: its line ties with the others' as before.
+        write(
+            dir.path(),
+            "memory/alpha.md",
+            "# alpha, edited\n\n- Dinner was ramen again.\n",
+        );
+        index.refresh().unwrap();
+        let fresh = self::index(&dir);
+        let edited = index.search("ramen", 5, None);
+        assert_eq!(edited, fresh.search("ramen", 5, None));
+        assert_eq!(
+            paths(&edited),
+            ["memory/alpha.md", "memory/beta.md", "memory/gamma.md"]
+        );
+    }
+
+    #[test]
     fn many_changes_compact_without_losing_hits() {
         let dir = TempDir::new().unwrap();
         for i in 0..150 {

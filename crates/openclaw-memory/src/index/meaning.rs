@@ -96,7 +96,12 @@ impl MemoryIndex {
             shortlist.select_nth_unstable_by(SHORTLIST - 1, |a, b| b.0.total_cmp(&a.0));
             shortlist.truncate(SHORTLIST);
         }
-        shortlist.sort_unstable_by_key(|&(_, slot, line)| (slot, line));
+        // In workspace order (path, then line), so that lines equally close keep the order a
+        // fresh build gives them, whichever notes were edited since.
+        shortlist.sort_unstable_by(|a, b| {
+            let path = |slot: u32| self.file_in(slot).map(|f| &f.path);
+            path(a.1).cmp(&path(b.1)).then(a.2.cmp(&b.2))
+        });
         // Deep enough for the current-fact groups to bring a newer statement of the subject
         // onto the page, as the words' own ranking does.
         let depth = if self.ranking.current_facts || directives_first {
