@@ -965,6 +965,39 @@ mod tests {
     }
 
     #[test]
+    fn of_two_notes_of_one_day_recording_a_change_the_first_in_workspace_order_is_quoted() {
+        let dir = TempDir::new().unwrap();
+        write(dir.path(), "MEMORY.md", "# Memory\n\n- Gym: PureGym.\n");
+        write(
+            dir.path(),
+            "memory/2026-05-06-evening.md",
+            "# Evening\n\n- Cancelled PureGym and joined Bodyworks.\n",
+        );
+        write(
+            dir.path(),
+            "memory/2026-05-06.md",
+            "- Cancelled PureGym; signed up at Bodyworks instead.\n",
+        );
+        write_filler_notes(dir.path(), "2025-04", "- Walked to work.");
+        let mut index = index(&dir);
+        let first = |index: &MemoryIndex| index.search("gym", 5, None)[0].path.to_string();
+        assert_eq!(first(&index), "memory/2026-05-06-evening.md");
+        // Edited elsewhere, the evening note's chunks are the newest in the index: the same
+        // note is still the one quoted, as after a restart.
+        write(
+            dir.path(),
+            "memory/2026-05-06-evening.md",
+            "# Evening, edited\n\n- Cancelled PureGym and joined Bodyworks.\n",
+        );
+        index.refresh().unwrap();
+        assert_eq!(first(&index), "memory/2026-05-06-evening.md");
+        assert_eq!(
+            index.search("gym", 5, None),
+            self::index(&dir).search("gym", 5, None)
+        );
+    }
+
+    #[test]
     fn a_curated_line_the_notes_record_as_changed_follows_the_note_that_changed_it() {
         let dir = TempDir::new().unwrap();
         write(

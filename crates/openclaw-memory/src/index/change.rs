@@ -333,7 +333,15 @@ impl MemoryIndex {
                         continue;
                     };
                     let Some(day) = note.day else { continue };
-                    if best.is_some_and(|b| b.day >= day) {
+                    // The newest note; on the same day the first in workspace order, as a fresh
+                    // build would meet it (chunk ids follow the index's history).
+                    let before = |b: &Change, line: usize| {
+                        b.day > day
+                            || b.day == day
+                                && self.file_in(b.file).map(|f| (&f.path, b.line))
+                                    <= Some((&note.path, line))
+                    };
+                    if best.as_ref().is_some_and(|b| before(b, info.range.start)) {
                         continue;
                     }
                     for line in info.range.start..=info.range.end {
@@ -346,7 +354,10 @@ impl MemoryIndex {
                             .iter()
                             .enumerate()
                             .any(|(at, w)| same_word(w) && leaves(&said, at, &values));
-                        if left && !arrives_at(&said, &values) {
+                        if left
+                            && !arrives_at(&said, &values)
+                            && !best.as_ref().is_some_and(|b| before(b, line))
+                        {
                             best = Some(Change {
                                 day,
                                 file: info.file,
