@@ -302,9 +302,8 @@ impl MemoryIndex {
     /// after a note is edited, are newer than its neighbours', and the same workspace would
     /// rank its ties one way in a long-running server and another after a restart.
     pub(super) fn chunk_place(&self, chunk: ChunkId) -> Option<(&MemoryPath, usize)> {
-        let info = self.chunk_info[chunk as usize];
-        let file = self.files[info.file as usize].as_ref()?;
-        Some((&file.path, info.range.start))
+        let start = self.chunk_info[chunk as usize].range.start;
+        self.chunk_file(chunk).map(|file| (&file.path, start))
     }
 
     /// Whether a chunk is part of a `USER.md`, the file of the user's directives.
@@ -419,11 +418,11 @@ impl Search<'_> {
         let index = self.index;
         let mut ranked: Vec<Ranked> = Vec::new();
         for (chunk, held, _) in index.candidates(&self.query, limit) {
-            let info = index.chunk_info[chunk as usize];
-            let Some(file) = index.files[info.file as usize].as_ref() else {
+            let Some(file) = index.chunk_file(chunk) else {
                 continue;
             };
-            self.rank_windows(file, chunk, info.range, held, &mut ranked);
+            let range = index.chunk_info[chunk as usize].range;
+            self.rank_windows(file, chunk, range, held, &mut ranked);
         }
         ranked.sort_by(|a, b| {
             b.score
