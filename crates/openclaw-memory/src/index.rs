@@ -13,6 +13,8 @@ mod change;
 pub mod chunk;
 /// Which fact is current: same-subject windows, newest first.
 mod current;
+/// Keeping the best few candidates, ties at the cut in workspace order.
+mod cut;
 /// A short confident page given the best note naming its answer.
 mod follow;
 /// Index data read in place from a mapped index file, or owned.
@@ -566,6 +568,43 @@ mod tests {
         assert_eq!(
             paths(&edited),
             ["memory/alpha.md", "memory/beta.md", "memory/gamma.md"]
+        );
+    }
+
+    #[test]
+    fn equal_candidates_past_the_cut_are_kept_as_a_fresh_build_keeps_them() {
+        // More notes holding the same line than the search ranks windows of (50 for a page
+        // of 5): which of them it keeps must not follow the order they were indexed in.
+        let dir = TempDir::new().unwrap();
+        for i in 0..80 {
+            write(
+                dir.path(),
+                &format!("memory/n{i:02}.md"),
+                "- Dinner was ramen again.\n",
+            );
+        }
+        write_filler_notes(dir.path(), "2025-04", "- Walked to work.");
+        let mut index = index(&dir);
+        for i in (0..80).step_by(3) {
+            write(
+                dir.path(),
+                &format!("memory/n{i:02}.md"),
+                "- Dinner was ramen again.\n\n",
+            );
+        }
+        index.refresh().unwrap();
+        let fresh = self::index(&dir);
+        let edited = index.search("ramen", 5, None);
+        assert_eq!(edited, fresh.search("ramen", 5, None));
+        assert_eq!(
+            paths(&edited),
+            [
+                "memory/n00.md",
+                "memory/n01.md",
+                "memory/n02.md",
+                "memory/n03.md",
+                "memory/n04.md"
+            ]
         );
     }
 

@@ -12,9 +12,10 @@
     reason = "line and file indexes of a loaded index fit in u32"
 )]
 
-use crate::index::bm25::TermId;
+use crate::index::bm25::{ChunkId, TermId};
 use crate::index::chunk::{LineRange, is_heading};
 use crate::index::current::{self, Fact};
+use crate::index::cut;
 use crate::index::query::{CURRENT_DEPTH, file_terms, window_hit};
 use crate::index::{IndexedFile, LocalHit, MemoryIndex, snippet};
 
@@ -92,16 +93,12 @@ impl MemoryIndex {
                 shortlist.push((dot / length_sq.sqrt(), slot, line));
             }
         }
-        if shortlist.len() > SHORTLIST {
-            shortlist.select_nth_unstable_by(SHORTLIST - 1, |a, b| b.0.total_cmp(&a.0));
-            shortlist.truncate(SHORTLIST);
-        }
         // In workspace order (path, then line), so that lines equally close keep the order a
-        // fresh build gives them, whichever notes were edited since.
-        shortlist.sort_unstable_by(|a, b| {
-            let path = |slot: u32| self.file_in(slot).map(|f| &f.path);
-            path(a.1).cmp(&path(b.1)).then(a.2.cmp(&b.2))
-        });
+        // fresh build gives them, whichever notes were edited since: at the cut, and after it.
+        let place =
+            |&(_, slot, line): &(f32, u32, u32)| (self.file_in(slot).map(|f| &f.path), line);
+        cut::keep_best(&mut shortlist, SHORTLIST, |a, b| b.0.total_cmp(&a.0), place);
+        shortlist.sort_unstable_by(|a, b| place(a).cmp(&place(b)));
         // Deep enough for the current-fact groups to bring a newer statement of the subject
         // onto the page, as the words' own ranking does.
         let depth = if self.ranking.current_facts || directives_first {
@@ -215,6 +212,8 @@ impl MemoryIndex {
             .filter(|&t| similarity[t] > 0.0 && self.bm25.doc_freq(t as u32) > 0)
             .map(|t| (toward[t], t as u32))
             .collect();
+        // Left in term-id order at an exact tie: two distinct words tie only with the same IDF
+        // and the same cosine to the query, which the model's vectors do not give in practice.
         let keep = MEANING_TERMS.min(closest.len());
         if keep > 0 {
             closest.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0));
@@ -233,10 +232,13 @@ impl MemoryIndex {
             .filter(|(_, h)| **h > 0.0)
             .map(|(c, h)| (*h, c))
             .collect();
-        if chunks.len() > MEANING_CHUNKS {
-            chunks.select_nth_unstable_by(MEANING_CHUNKS - 1, |a, b| b.0.total_cmp(&a.0));
-            chunks.truncate(MEANING_CHUNKS);
-        }
+        // Sections holding exactly as much are kept in workspace order.
+        cut::keep_best(
+            &mut chunks,
+            MEANING_CHUNKS,
+            |a, b| b.0.total_cmp(&a.0),
+            |&(_, chunk)| self.chunk_place(chunk as ChunkId),
+        );
         let mut lines: Vec<(u32, u32)> = Vec::new();
         for (_, chunk) in chunks {
             let info = self.chunk_info[chunk];
@@ -398,6 +400,56 @@ mod tests {
             [("memory/2026-01-01.md".to_owned(), 3, true)],
             "{hits:?}"
         );
+    }
+
+    #[test]
+    fn lines_equally_close_past_the_cuts_are_kept_as_a_fresh_build_keeps_them() {
+        // More sections and lines equally close to "doctor" than a guess scores (100 sections,
+        // 64 lines): which it keeps must not follow the order the notes were indexed in.
+        let notes: Vec<(String, &str)> = (0..130)
+            .map(|i| (format!("memory/m{i:03}.md"), "- Medical checkup.\n"))
+            .collect();
+        let notes: Vec<(&str, &str)> = notes.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+        let (dir, mut edited) = index_with(true, RankOptions::default(), &notes);
+        // Some notes edited, some gone and back: new chunk ids, new file slots.
+        let note = |i: usize| dir.path().join(format!("ws/memory/m{i:03}.md"));
+        for i in (0..130).step_by(3) {
+            std::fs::write(note(i), "- Medical checkup.\n\n").unwrap();
+        }
+        for i in (1..130).step_by(3) {
+            std::fs::remove_file(note(i)).unwrap();
+        }
+        edited.refresh().unwrap();
+        for i in (1..130).step_by(3) {
+            std::fs::write(note(i), "- Medical checkup.\n").unwrap();
+        }
+        edited.refresh().unwrap();
+        let mut fresh = MemoryIndex::new(
+            MemoryStore::new(dir.path().join("ws")),
+            RankOptions::default(),
+        );
+        fresh.refresh().unwrap();
+        fresh.use_word_model(Some(Arc::new(tiny(dir.path()))));
+        let words = vec!["doctor".to_owned()];
+        let close = |index: &MemoryIndex| -> Vec<(String, u32)> {
+            index
+                .closest_lines(&words, 0.25, 64, false)
+                .iter()
+                .map(|c| {
+                    let file = index.files[c.file as usize].as_ref().unwrap();
+                    (file.path.to_string(), c.line)
+                })
+                .collect()
+        };
+        let kept = close(&fresh);
+        assert_eq!(kept.len(), 64);
+        // The dated line first, newest of the subject; then the undated ones in path order
+        // (lines 0-based).
+        assert_eq!(kept[0], ("memory/2026-01-01.md".to_owned(), 2));
+        let undated: Vec<(String, u32)> =
+            (0..63).map(|i| (format!("memory/m{i:03}.md"), 0)).collect();
+        assert_eq!(kept[1..], undated);
+        assert_eq!(close(&edited), kept);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 use crate::index::bm25::{ChunkId, TermId};
 use crate::index::chunk::LineRange;
 use crate::index::current::{self, Fact};
+use crate::index::cut;
 use crate::index::lexicon::QueryTerm;
 use crate::index::rank::{coverage_factor, most_proximity, proximity_factor, recency_factor};
 use crate::index::snippet::{self, LineMatch};
@@ -260,9 +261,8 @@ impl MemoryIndex {
             .filter(|(_, (h, _))| **h > 0.0)
             .map(|(i, (h, s))| (ChunkId::try_from(i).unwrap_or(ChunkId::MAX), *h, *s))
             .collect();
-        // Exact ties at the cut are not put in workspace order as the page is (`ranked`): that
-        // cost 6 % of a lookup's time, for the rare query whose tied candidates outnumber the
-        // places left.
+        // Exact ties at the cut are kept in workspace order, as the page orders them
+        // (`ranked`).
         let by_weight = |a: &(ChunkId, f32, f32), b: &(ChunkId, f32, f32)| {
             b.1.total_cmp(&a.1).then(b.2.total_cmp(&a.2))
         };
@@ -279,8 +279,7 @@ impl MemoryIndex {
             } else {
                 Vec::new()
             };
-            candidates.select_nth_unstable_by(keep, by_weight);
-            candidates.truncate(keep);
+            cut::keep_best(&mut candidates, keep, by_weight, |c| self.chunk_place(c.0));
             for directive in directives {
                 if !candidates.iter().any(|c| c.0 == directive.0) {
                     candidates.push(directive);
