@@ -124,7 +124,8 @@ impl Lexicon {
     }
 
     /// The term of a query word: its own or its stem's, else the closest word the notes use
-    /// (edit distance 1 for words of 6+ characters, 2 for 10+), the most common one on ties.
+    /// (edit distance 1 for words of 6+ characters, 2 for 10+), the most common one on ties,
+    /// then the first in alphabetical order.
     pub fn lookup(&self, word: &str, bm25: &Bm25Index, typos: bool) -> QueryTerm {
         if let Some(id) = self.term(word, bm25).filter(|id| bm25.doc_freq(*id) > 0) {
             return QueryTerm::Known(id);
@@ -142,7 +143,7 @@ impl Lexicon {
             return QueryTerm::Unknown;
         }
         let letters = Letters::of(word);
-        let mut best: Option<(usize, u32, TermId)> = None;
+        let mut best: Option<(usize, u32, &str, TermId)> = None;
         for (candidate, &id) in &self.words {
             if candidate.len().abs_diff(word.len()) > max_distance
                 || letters.differ_by_more_than(candidate, max_distance)
@@ -157,12 +158,17 @@ impl Lexicon {
             if df == 0 {
                 continue;
             }
-            let better = best.is_none_or(|(d, f, _)| distance < d || (distance == d && df > f));
+            // Of equally good corrections, the first word in alphabetical order: the map's own
+            // order follows its history (the words of deleted notes stay in it), and the same
+            // notes must correct a word the same way in a long-running server and a fresh one.
+            let better = best.is_none_or(|(d, f, w, _)| {
+                (distance, std::cmp::Reverse(df), &**candidate) < (d, std::cmp::Reverse(f), w)
+            });
             if better {
-                best = Some((distance, df, id));
+                best = Some((distance, df, candidate, id));
             }
         }
-        best.map_or(QueryTerm::Unknown, |(_, _, id)| QueryTerm::Corrected(id))
+        best.map_or(QueryTerm::Unknown, |(.., id)| QueryTerm::Corrected(id))
     }
 }
 
@@ -229,6 +235,28 @@ mod tests {
             lexicon.lookup("renewing", &bm25, true),
             lexicon.lookup("renewed", &bm25, true)
         );
+    }
+
+    #[test]
+    fn equally_good_corrections_are_settled_by_the_word_not_the_order_words_came_in() {
+        // "bittle" is one edit from both, and both are in the one chunk. Other words first, or
+        // many of them, change the table's order but not the correction.
+        let filler: Vec<String> = (0..500).map(|i| format!("filler{i}")).collect();
+        let filler: Vec<&str> = filler.iter().map(String::as_str).collect();
+        for words in [
+            vec!["bottle", "battle"],
+            vec!["battle", "bottle"],
+            [filler.as_slice(), &["bottle", "battle"]].concat(),
+            [&["bottle", "battle"], filler.as_slice()].concat(),
+        ] {
+            let (lexicon, bm25) = lexicon_of(&words);
+            assert_eq!(
+                lexicon.lookup("bittle", &bm25, true),
+                lexicon.lookup("battle", &bm25, true).corrected(),
+                "{:?}",
+                &words[..2]
+            );
+        }
     }
 
     #[test]
