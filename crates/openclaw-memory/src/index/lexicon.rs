@@ -23,10 +23,9 @@ pub struct Lexicon {
     /// Every word seen in a note, with its term (its stem's id). FxHash for the same reason as
     /// the BM25 vocabulary: it is on the hottest loop of an index build.
     words: FxHashMap<Arc<str>, TermId>,
-    /// The same words in the order they were first seen. Typo correction walks `words` in the
-    /// map's order and keeps the first of equally good candidates, so a persisted lexicon must
-    /// come back in the same order: inserting the words in this order into an empty map
-    /// rebuilds the very same table (FxHash has no random seed).
+    /// The same words in the order they were first seen, as they are persisted. Nothing
+    /// depends on the map's own order: typo correction settles equally good candidates by the
+    /// word (see [`Self::lookup`]).
     order: Vec<Arc<str>>,
 }
 
