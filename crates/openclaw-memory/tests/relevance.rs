@@ -1421,8 +1421,9 @@ fn copy_workspace(from: &Path, to: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A long-running server's index has seen notes edited, removed, put back and added then
-/// removed; a restarted one builds the same files from scratch. Both must answer every query of
+/// One index has seen notes edited, removed, put back and added then removed, as a
+/// long-running server's (and the index file it saves) does; another builds the same files
+/// from scratch, as on a new machine. Both must answer every query of
 /// the tuning sets alike, hit for hit and score for score, with the model and without: chunk
 /// ids, file slots and the word table follow the index's history, and no ranking may.
 #[test]

@@ -1,8 +1,8 @@
 //! Keeping the best few of many candidates, with exact ties at the cut settled by where the
 //! candidates stand in the workspace. Chunk ids and file slots follow the index's history (an
 //! edited note's chunks get new ids), so a cut that kept whichever tied candidates came first
-//! in id order would answer the same workspace one way in a long-running server and another
-//! after a restart. Only ties that straddle the cut are settled; a cut without one costs a
+//! in id order would answer the same workspace one way in an index that has seen edits (and
+//! the index file it saves) and another in a fresh build. Only ties that straddle the cut are settled; a cut without one costs a
 //! pass over the kept part. (In the tuned set's words-only searches, 49 of the 84 cuts
 //! straddle a tie of 2 to 10 candidates: generated notes are alike in length.)
 

@@ -299,7 +299,7 @@ impl MemoryIndex {
     /// Where a chunk stands in the workspace: its file's path and first line. Exact ties are
     /// ordered by it, which is the order a fresh build gives chunk ids; the ids themselves,
     /// after a note is edited, are newer than its neighbours', and the same workspace would
-    /// rank its ties one way in a long-running server and another after a restart.
+    /// rank its ties one way in an index that has seen edits and another in a fresh build.
     pub(super) fn chunk_place(&self, chunk: ChunkId) -> Option<(&MemoryPath, usize)> {
         let start = self.chunk_info[chunk as usize].range.start;
         self.chunk_file(chunk).map(|file| (&file.path, start))
