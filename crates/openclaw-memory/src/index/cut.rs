@@ -2,9 +2,10 @@
 //! candidates stand in the workspace. Chunk ids and file slots follow the index's history (an
 //! edited note's chunks get new ids), so a cut that kept whichever tied candidates came first
 //! in id order would answer the same workspace one way in an index that has seen edits (and
-//! the index file it saves) and another in a fresh build. Only ties that straddle the cut are settled; a cut without one costs a
-//! pass over the kept part. (In the tuned set's words-only searches, 49 of the 84 cuts
-//! straddle a tie of 2 to 10 candidates: generated notes are alike in length.)
+//! the index file it saves) and another in a fresh build. Only ties that straddle the cut are
+//! settled; a cut without one costs a pass over the kept part. (In the tuned set's words-only
+//! searches, 49 of the 84 cuts straddle a tie of 2 to 10 candidates: generated notes are alike
+//! in length.)
 
 use std::cmp::Ordering;
 
