@@ -1422,10 +1422,10 @@ fn copy_workspace(from: &Path, to: &Path) -> anyhow::Result<()> {
 }
 
 /// One index has seen notes edited, removed, put back and added then removed, as a
-/// long-running server's (and the index file it saves) does; another builds the same files
-/// from scratch, as on a new machine. Both must answer every query of
-/// the tuning sets alike, hit for hit and score for score, with the model and without: chunk
-/// ids, file slots and the word table follow the index's history, and no ranking may.
+/// long-running server's does, and is saved and loaded again; another builds the same files
+/// from scratch, as on a new machine. All must answer every query of the tuning sets alike,
+/// hit for hit and score for score, with the model and without: chunk ids, file slots and the
+/// word table follow the index's history, and no ranking may.
 #[test]
 fn an_edited_workspace_answers_every_query_as_a_fresh_build_does() -> anyhow::Result<()> {
     let mut models = vec![None];
@@ -1473,6 +1473,16 @@ fn an_edited_workspace_answers_every_query_as_a_fresh_build_does() -> anyhow::Re
             }
             std::fs::remove_file(&passing)?;
             edited.refresh()?;
+            // What it saves, loaded again (as a server starting on that index file).
+            let canonical = std::fs::canonicalize(&root)?;
+            let mut loaded = MemoryIndex::from_snapshot(
+                &edited.to_snapshot(&canonical)?,
+                &canonical,
+                MemoryStore::new(root.clone()),
+                RankOptions::default(),
+            )?;
+            loaded.refresh()?;
+            loaded.use_word_model(model.clone());
             let mut fresh =
                 MemoryIndex::new(MemoryStore::new(root.clone()), RankOptions::default());
             fresh.refresh()?;
@@ -1481,13 +1491,17 @@ fn an_edited_workspace_answers_every_query_as_a_fresh_build_does() -> anyhow::Re
             let mut differ = Vec::new();
             for query in labels["queries"].as_array().context("queries")? {
                 let text = query["query"].as_str().context("query text")?;
-                if edited.search(text, K, today) != fresh.search(text, K, today) {
+                let answer = fresh.search(text, K, today);
+                if edited.search(text, K, today) != answer
+                    || loaded.search(text, K, today) != answer
+                {
                     differ.push(text.to_owned());
                 }
             }
             assert!(
                 differ.is_empty(),
-                "{name} ({}): an edited index and a fresh one answer differently: {differ:?}",
+                "{name} ({}): an edited index (or its saved file) and a fresh one answer \
+                 differently: {differ:?}",
                 if model.is_some() {
                     "with the model"
                 } else {
