@@ -8,6 +8,7 @@
 //! in length.)
 
 use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 /// Keeps the `keep` best of `items` by `order` (best first), in no particular order. Of the
 /// items tied exactly with the best one left out, those kept are the first by `place`.
@@ -34,8 +35,8 @@ pub(super) fn keep_best<T: Copy, P: Ord>(
 }
 
 /// Replaces the items `is_tied` among the first `keep` with the first of all tied items by
-/// `place`. Kept out of line: inlined into the search, it made a words-only search 6 % slower,
-/// ties or not (measured in process on the tuned set).
+/// `place`. Kept out of line: inlined into the search, its first form made a words-only search
+/// 6 % slower, ties or not (in process on the tuned set; see BENCHMARKS.md).
 #[inline(never)]
 fn settle_ties<T: Copy, P: Ord>(
     items: &mut Vec<T>,
@@ -44,12 +45,46 @@ fn settle_ties<T: Copy, P: Ord>(
     place: impl Fn(&T) -> P,
 ) {
     let kept = items[..keep].iter().filter(|item| is_tied(item)).count();
-    let mut ties: Vec<T> = items.iter().filter(|item| is_tied(item)).copied().collect();
-    ties.select_nth_unstable_by(kept - 1, |a, b| place(a).cmp(&place(b)));
-    ties.truncate(kept);
+    // The `kept` first tied items by place, in a heap whose top is the last of them: a
+    // workspace of like notes can tie thousands of candidates, and most are turned away by
+    // one comparison with the top.
+    let mut first: BinaryHeap<Placed<P, T>> = BinaryHeap::with_capacity(kept + 1);
+    for item in items.iter().filter(|item| is_tied(item)) {
+        let place = place(item);
+        if first.len() == kept && first.peek().is_some_and(|top| place >= top.0) {
+            continue;
+        }
+        first.push(Placed(place, *item));
+        if first.len() > kept {
+            first.pop();
+        }
+    }
     items.truncate(keep);
     items.retain(|item| !is_tied(item));
-    items.extend(ties);
+    items.extend(first.into_iter().map(|Placed(_, item)| item));
+}
+
+/// An item ordered by its place alone.
+struct Placed<P, T>(P, T);
+
+impl<P: Ord, T> PartialEq for Placed<P, T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<P: Ord, T> Eq for Placed<P, T> {}
+
+impl<P: Ord, T> PartialOrd for Placed<P, T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<P: Ord, T> Ord for Placed<P, T> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.cmp(&other.0)
+    }
 }
 
 #[cfg(test)]
@@ -87,6 +122,17 @@ mod tests {
         assert_eq!(kept(items.clone(), 4).len(), 4);
         assert_eq!(kept(items.clone(), 9).len(), 4);
         assert!(kept(items, 0).is_empty());
+    }
+
+    #[test]
+    fn of_many_ties_the_first_by_place_are_kept() {
+        // 1,000 tied items in a scrambled order, 3 better ones, 10 places.
+        let mut items: Vec<(u32, u32)> = (0..1000).map(|i| (1, (i * 7919) % 1000)).collect();
+        items.extend([(5, 2000), (6, 2001), (7, 2002)]);
+        keep_best(&mut items, 10, |a, b| b.0.cmp(&a.0), |item| item.1);
+        items.sort_unstable_by_key(|item| item.1);
+        let places: Vec<u32> = items.iter().map(|item| item.1).collect();
+        assert_eq!(places, [0, 1, 2, 3, 4, 5, 6, 2000, 2001, 2002]);
     }
 
     #[test]
