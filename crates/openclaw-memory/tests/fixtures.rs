@@ -11,6 +11,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
+use common::copy_tree;
+
+mod common;
 
 /// Longest a generator or a check may run (each takes about a second).
 const SCRIPT_TIMEOUT: Duration = Duration::from_mins(2);
@@ -31,20 +34,6 @@ fn sets(fixtures: &Path) -> anyhow::Result<Vec<String>> {
     }
     sets.sort();
     Ok(sets)
-}
-
-fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
 }
 
 /// Every file under `dir`, as paths relative to it, sorted.

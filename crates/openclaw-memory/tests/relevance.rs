@@ -33,6 +33,8 @@ use anyhow::Context;
 use openclaw_memory::{LocalHit, MemoryIndex, MemoryStore, RankOptions, WordModel};
 use serde_json::Value;
 
+mod common;
+
 /// Hits looked at per query, as the tool's default `limit`.
 const K: usize = 5;
 /// Grade from which a span counts as an answer (recall, MRR).
@@ -1406,21 +1408,6 @@ fn ceiling_row(set: &Path, model: Option<&Arc<WordModel>>) -> anyhow::Result<Vec
     Ok(row)
 }
 
-/// A copy of `from` (a set's workspace) under `to`.
-fn copy_workspace(from: &Path, to: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_workspace(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
-}
-
 /// One index has seen notes edited, removed, put back and added then removed, as a
 /// long-running server's does, and is saved and loaded again; another builds the same files
 /// from scratch, as on a new machine. All must answer every query of the tuning sets alike,
@@ -1435,7 +1422,7 @@ fn an_edited_workspace_answers_every_query_as_a_fresh_build_does() -> anyhow::Re
         let labels = labels(&set)?;
         let dir = tempfile::tempdir()?;
         let root = dir.path().join("workspace");
-        copy_workspace(&workspace(&set, &labels), &root)?;
+        common::copy_tree(&workspace(&set, &labels), &root)?;
         let mut notes: Vec<PathBuf> = std::fs::read_dir(root.join("memory"))?
             .map(|entry| entry.map(|e| e.path()))
             .collect::<Result<_, _>>()?;
