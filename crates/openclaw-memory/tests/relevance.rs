@@ -1412,7 +1412,9 @@ fn ceiling_row(set: &Path, model: Option<&Arc<WordModel>>) -> anyhow::Result<Vec
 /// long-running server's does, and is saved and loaded again; another builds the same files
 /// from scratch, as on a new machine. All must answer every query of the tuning sets alike,
 /// hit for hit and score for score, with the model and without: chunk ids, file slots and the
-/// word table follow the index's history, and no ranking may.
+/// word table follow the index's history, and no ranking may. (Not covered, and not settled:
+/// the word table keeps the words of deleted text, and one whose stem is still in the notes
+/// can still be a typo correction or its stem's vector; see `lexicon.rs`.)
 #[test]
 fn an_edited_workspace_answers_every_query_as_a_fresh_build_does() -> anyhow::Result<()> {
     let mut models = vec![None];

@@ -11,7 +11,8 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// Keeps the `keep` best of `items` by `order` (best first), in no particular order. Of the
-/// items tied exactly with the best one left out, those kept are the first by `place`.
+/// items tied exactly with the best one left out, those kept are the first by `place`, which
+/// must tell tied items apart (a path and a line do).
 pub(super) fn keep_best<T: Copy, P: Ord>(
     items: &mut Vec<T>,
     keep: usize,

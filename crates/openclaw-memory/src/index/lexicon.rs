@@ -157,9 +157,10 @@ impl Lexicon {
             if df == 0 {
                 continue;
             }
-            // Of equally good corrections, the first word in alphabetical order: the map's own
-            // order follows its history (the words of deleted notes stay in it), and the same
-            // notes must correct a word the same way in a long-running server and a fresh one.
+            // Of equally good corrections, the first word in alphabetical order, not the map's
+            // own order, which follows its history. (Not settled yet: the map keeps the words
+            // of deleted text, and while another form of such a word is still in the notes,
+            // its term lives on and it stays a candidate a fresh build does not have.)
             let better = best.is_none_or(|(d, f, w, _)| {
                 (distance, std::cmp::Reverse(df), &**candidate) < (d, std::cmp::Reverse(f), w)
             });

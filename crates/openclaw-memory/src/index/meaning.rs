@@ -212,8 +212,10 @@ impl MemoryIndex {
             .filter(|&t| similarity[t] > 0.0 && self.bm25.doc_freq(t as u32) > 0)
             .map(|t| (toward[t], t as u32))
             .collect();
-        // Left in term-id order at an exact tie: two distinct words tie only with the same IDF
-        // and the same cosine to the query, which the model's vectors do not give in practice.
+        // Not settled by place at an exact tie (which of the tied terms is kept is arbitrary,
+        // and term ids follow the index's history): two distinct terms tie only with the same
+        // IDF and the same cosine to the query, which the model's vectors do not give in
+        // practice.
         let keep = MEANING_TERMS.min(closest.len());
         if keep > 0 {
             closest.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0));
@@ -288,7 +290,7 @@ impl MemoryIndex {
 /// Deepest heading level told apart (`#######` and deeper count as 7).
 const LEVELS: usize = 7;
 
-/// The heading a line is read under, for lines asked in order (by file slot, then line), each
+/// The heading a line is read under, for lines asked in order (by file, then line), each
 /// line of a file looked at once however many lines are asked: for a line, the nearest heading
 /// above it; for a heading, the nearest one above it of a higher level (its parent), never a
 /// sibling ("## Car" is not read under "## Medical").
