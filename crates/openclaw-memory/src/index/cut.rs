@@ -92,7 +92,7 @@ impl<P: Ord, T> Ord for Placed<P, T> {
 mod tests {
     use super::keep_best;
 
-    fn kept(mut items: Vec<(u32, char)>, keep: usize) -> Vec<(u32, char)> {
+    fn kept<P: Ord + Copy>(mut items: Vec<(u32, P)>, keep: usize) -> Vec<(u32, P)> {
         keep_best(&mut items, keep, |a, b| b.0.cmp(&a.0), |item| item.1);
         items.sort_unstable();
         items
@@ -134,6 +134,30 @@ mod tests {
         items.sort_unstable_by_key(|item| item.1);
         let places: Vec<u32> = items.iter().map(|item| item.1).collect();
         assert_eq!(places, [0, 1, 2, 3, 4, 5, 6, 2000, 2001, 2002]);
+    }
+
+    #[test]
+    fn it_keeps_what_sorting_by_order_then_place_keeps() {
+        // Scores from a small range, so most items tie; places a shuffled 0..n, so each tells
+        // its item apart. Every `keep` from none to all.
+        let mut rng = fastrand::Rng::with_seed(14);
+        for _ in 0..200 {
+            let n = rng.usize(1..40);
+            let mut places: Vec<u32> = (0..u32::try_from(n).unwrap()).collect();
+            rng.shuffle(&mut places);
+            let items: Vec<(u32, u32)> = places.iter().map(|&p| (rng.u32(0..4), p)).collect();
+            let mut sorted = items.clone();
+            sorted.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            for keep in 0..=n {
+                let mut expected = sorted[..keep].to_vec();
+                expected.sort_unstable();
+                assert_eq!(
+                    kept(items.clone(), keep),
+                    expected,
+                    "{items:?}, keep {keep}"
+                );
+            }
+        }
     }
 
     #[test]
