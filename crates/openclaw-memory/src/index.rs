@@ -609,6 +609,28 @@ mod tests {
     }
 
     #[test]
+    fn a_word_gone_from_the_notes_is_no_typo_correction_though_its_stem_lives_on() {
+        // "bottles" is edited away while "bottle" stays: a fresh build never saw "bottles", so
+        // "bittles" is one edit from "battles" only.
+        let dir = TempDir::new().unwrap();
+        write(dir.path(), "memory/a.md", "- Six bottles of cider.\n");
+        write(dir.path(), "memory/b.md", "- The bottle bank is full.\n");
+        write(
+            dir.path(),
+            "memory/c.md",
+            "- Board game battles all evening.\n",
+        );
+        write_filler_notes(dir.path(), "2025-04", "- Walked to work.");
+        let mut index = index(&dir);
+        write(dir.path(), "memory/a.md", "- Six bottle of cider.\n");
+        index.refresh().unwrap();
+        let fresh = self::index(&dir);
+        let edited = index.search("bittles", 5, None);
+        assert_eq!(edited, fresh.search("bittles", 5, None));
+        assert_eq!(paths(&edited), ["memory/c.md"]);
+    }
+
+    #[test]
     fn many_changes_compact_without_losing_hits() {
         let dir = TempDir::new().unwrap();
         for i in 0..150 {

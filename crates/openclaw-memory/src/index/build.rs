@@ -200,6 +200,12 @@ impl MemoryIndex {
         };
         self.free_slots.insert(slot);
         self.by_path.remove(&file.path);
+        // Its words are used once less each: read from the text the index holds, as
+        // `prepare` read them.
+        for line in 0..file.line_count() {
+            self.analyzer
+                .for_each_term(file.line(line), |word| self.lexicon.release(word));
+        }
         let mut tokens = Vec::new();
         for &chunk in &file.chunks {
             let Some(info) = self.chunk_info.get(chunk as usize) else {

@@ -344,9 +344,6 @@ pub struct VocabularyVectors {
     scales: Vec<f32>,
     /// Each word's vector length (0 for a word the model cannot spell).
     lengths: Vec<f32>,
-    /// Per term id, the first of its words (`u32::MAX` for none): the vector a line holding
-    /// the term adds up. Word forms sharing a term are close in meaning.
-    first_word: Vec<u32>,
 }
 
 impl VocabularyVectors {
@@ -358,7 +355,6 @@ impl VocabularyVectors {
             vectors: Vec::new(),
             scales: Vec::new(),
             lengths: Vec::new(),
-            first_word: Vec::new(),
         }
     }
 
@@ -376,46 +372,65 @@ impl VocabularyVectors {
     pub fn extend<'a>(&mut self, words: impl Iterator<Item = (&'a str, TermId)>) {
         let dim = self.model.dim();
         for (word, term) in words.skip(self.terms.len()) {
-            let index = u32::try_from(self.terms.len()).unwrap_or(u32::MAX);
             self.terms.push(term);
             let mut vector = vec![0.0; dim];
             self.model.add_pieces(word, &mut vector);
             self.lengths
                 .push(vector.iter().map(|v| v * v).sum::<f32>().sqrt());
             self.scales.push(quantize(&vector, &mut self.vectors));
-            let term = term as usize;
-            if term >= self.first_word.len() {
-                self.first_word.resize(term + 1, u32::MAX);
-            }
-            if self.first_word[term] == u32::MAX {
-                self.first_word[term] = index;
-            }
         }
     }
 
     /// How close each term is to `query` (a unit vector), indexed by term id (`terms` long), in
-    /// one pass over the vocabulary.
-    pub fn term_closeness(&self, query: &[f32], terms: usize) -> TermCloseness {
+    /// one pass over the vocabulary. Only the words the notes still use count (`uses`, in the
+    /// table's order; `word(i)` is the `i`-th word): a word of deleted text stands for nothing,
+    /// as in a fresh build. A term's vector, what a line holding it adds up, is its most used
+    /// word's, the first in alphabetical order on a tie, so the same notes give every term the
+    /// same vector whatever the index saw before.
+    pub fn term_closeness<'a>(
+        &self,
+        query: &[f32],
+        terms: usize,
+        uses: &[u32],
+        word: impl Fn(usize) -> &'a str,
+    ) -> TermCloseness {
         let mut out = TermCloseness {
             similarity: vec![0.0; terms],
             dot: vec![0.0; terms],
             length_sq: vec![0.0; terms],
+            representative: vec![u32::MAX; terms],
         };
         for (i, row) in self.vectors.chunks_exact(query.len()).enumerate() {
             let term = self.terms[i] as usize;
-            if term >= terms || self.lengths[i] <= f32::EPSILON {
+            let count = uses.get(i).copied().unwrap_or(0);
+            if term >= terms || count == 0 {
                 continue;
             }
-            let dot = self.scales[i]
-                * row
-                    .iter()
-                    .zip(query)
-                    .map(|(&r, q)| f32::from(r) * q)
-                    .sum::<f32>();
-            out.similarity[term] = out.similarity[term].max(dot / self.lengths[i]);
-            // `term` is one of this table's, so `extend` gave it a first word; `i` is below
-            // u32::MAX (`extend`).
-            if self.first_word[term] as usize == i {
+            let spelt = self.lengths[i] > f32::EPSILON;
+            let dot = if spelt {
+                self.scales[i]
+                    * row
+                        .iter()
+                        .zip(query)
+                        .map(|(&r, q)| f32::from(r) * q)
+                        .sum::<f32>()
+            } else {
+                0.0
+            };
+            if spelt {
+                out.similarity[term] = out.similarity[term].max(dot / self.lengths[i]);
+            }
+            let stands = match out.representative[term] {
+                u32::MAX => true,
+                current => {
+                    let current = current as usize;
+                    let theirs = uses.get(current).copied().unwrap_or(0);
+                    count > theirs || count == theirs && word(i) < word(current)
+                }
+            };
+            if stands {
+                // `i` is below u32::MAX (`extend`).
+                out.representative[term] = u32::try_from(i).unwrap_or(u32::MAX);
                 out.dot[term] = dot;
                 out.length_sq[term] = self.lengths[i] * self.lengths[i];
             }
@@ -424,12 +439,19 @@ impl VocabularyVectors {
     }
 
     /// Cosine similarity of `query` (a unit vector) to a line holding `terms`: the line's
-    /// vector is the sum of its terms' (each occurrence counted), as model2vec embeds a text.
-    /// 0 when the model can spell none of them. `sum` is scratch space, as long as `query`, so
-    /// scoring many lines allocates nothing.
-    pub fn line_similarity(&self, query: &[f32], terms: &[TermId], sum: &mut [f32]) -> f32 {
+    /// vector is the sum of its terms' (each occurrence counted; a term's vector is the one
+    /// `closeness` chose for it), as model2vec embeds a text. 0 when the model can spell none
+    /// of them. `sum` is scratch space, as long as `query`, so scoring many lines allocates
+    /// nothing.
+    pub fn line_similarity(
+        &self,
+        query: &[f32],
+        closeness: &TermCloseness,
+        terms: &[TermId],
+        sum: &mut [f32],
+    ) -> f32 {
         let sum = &mut sum[..query.len()];
-        self.line_sum(terms, sum);
+        self.line_sum(&closeness.representative, terms, sum);
         let (mut dot, mut norm) = (0.0_f32, 0.0_f32);
         for (s, q) in sum.iter().zip(query) {
             dot += s * q;
@@ -442,12 +464,13 @@ impl VocabularyVectors {
         }
     }
 
-    /// The sum of the vectors of `terms` (each occurrence counted) into `sum`.
-    fn line_sum(&self, terms: &[TermId], sum: &mut [f32]) {
+    /// The sum of the vectors of `terms` (each occurrence counted; each term's word in
+    /// `representative`) into `sum`.
+    fn line_sum(&self, representative: &[u32], terms: &[TermId], sum: &mut [f32]) {
         let dim = sum.len();
         sum.fill(0.0);
         for &term in terms {
-            let Some(&word) = self.first_word.get(term as usize) else {
+            let Some(&word) = representative.get(term as usize) else {
                 continue;
             };
             let (Some(row), Some(&scale)) = (
@@ -471,11 +494,14 @@ pub struct TermCloseness {
     /// Cosine similarity of the term's closest word; 0 for a term with no word the model can
     /// spell.
     pub similarity: Vec<f32>,
-    /// Dot product of the query with the vector a line holding the term adds up (its first
+    /// Dot product of the query with the vector a line holding the term adds up (its most used
     /// word's).
     pub dot: Vec<f32>,
     /// That vector's squared length.
     pub length_sq: Vec<f32>,
+    /// Per term, the word (its place in the table) whose vector a line holding the term adds
+    /// up; `u32::MAX` for a term no note uses.
+    pub representative: Vec<u32>,
 }
 
 /// A tiny model for tests.
@@ -550,7 +576,9 @@ mod tests {
         table.extend([("medical", 0), ("car", 1), ("medic", 0), ("xyz", 2)].into_iter());
         assert_eq!(table.len(), 4);
         let query = model.text_vector(&["doctor"]).unwrap();
-        let similarity = table.term_closeness(&query, 4).similarity;
+        let words = ["medical", "car", "medic", "xyz", "doctor"];
+        let word = |i: usize| words[i];
+        let similarity = table.term_closeness(&query, 4, &[1; 4], word).similarity;
         assert!(similarity[0] > 0.95, "{similarity:?}");
         assert!(similarity[1] < 0.3, "{similarity:?}");
         // A word the model cannot spell, and a term with no word, are at 0.
@@ -567,7 +595,32 @@ mod tests {
             .into_iter(),
         );
         assert_eq!(table.len(), 5);
-        assert!(table.term_closeness(&query, 4).similarity[3] > 0.99);
+        assert!(table.term_closeness(&query, 4, &[1; 5], word).similarity[3] > 0.99);
+        // A word no note uses any more counts for nothing.
+        let unused = table.term_closeness(&query, 4, &[0, 1, 0, 1, 1], word);
+        assert!(
+            unused.similarity[0].abs() < f32::EPSILON,
+            "{:?}",
+            unused.similarity
+        );
+        assert_eq!(unused.representative[0], u32::MAX);
+    }
+
+    #[test]
+    fn a_term_stands_for_its_most_used_word_then_the_first_in_alphabetical_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = Arc::new(tiny(dir.path()));
+        let mut table = VocabularyVectors::new(Arc::clone(&model));
+        // Three forms of one term, in the order an index happened to meet them.
+        let words = ["medical", "medic", "doctor"];
+        table.extend(words.iter().map(|w| (*w, 0)));
+        let query = model.text_vector(&["car"]).unwrap();
+        let word = |i: usize| words[i];
+        let stands = |uses: &[u32]| table.term_closeness(&query, 1, uses, word).representative[0];
+        assert_eq!(stands(&[1, 3, 2]), 1);
+        assert_eq!(stands(&[2, 1, 2]), 2);
+        assert_eq!(stands(&[2, 2, 2]), 2);
+        assert_eq!(stands(&[2, 2, 0]), 1);
     }
 
     #[test]
@@ -577,6 +630,8 @@ mod tests {
         let mut table = VocabularyVectors::new(Arc::clone(&model));
         table.extend([("doctor", 0), ("car", 1), ("medical", 2), ("xyz", 3)].into_iter());
         let query = model.text_vector(&["doctor"]).unwrap();
+        let names = ["doctor", "car", "medical", "xyz"];
+        let closeness = table.term_closeness(&query, 4, &[1; 4], |i| names[i]);
         let cosine = |words: &[&str]| -> f32 {
             let line = model.text_vector(words).unwrap();
             line.iter().zip(&query).map(|(l, q)| l * q).sum()
@@ -588,15 +643,16 @@ mod tests {
             (vec![1, 2, 2], vec!["car", "medical", "medical"]),
             (vec![1, 3], vec!["car"]),
         ] {
-            let got = table.line_similarity(&query, &terms, &mut [0.0; 2]);
+            let got = table.line_similarity(&query, &closeness, &terms, &mut [0.0; 2]);
             let want = cosine(&words);
             assert!((got - want).abs() < 0.01, "{words:?}: {got} against {want}");
         }
         let mut sum = [0.0; 2];
-        let both = table.line_similarity(&query, &[0, 1], &mut sum);
-        assert!(both > table.line_similarity(&query, &[1], &mut sum));
+        let both = table.line_similarity(&query, &closeness, &[0, 1], &mut sum);
+        assert!(both > table.line_similarity(&query, &closeness, &[1], &mut sum));
         // Nothing the model can spell, or terms it never saw: no closeness at all.
-        assert!(table.line_similarity(&query, &[3, 9], &mut sum).abs() < f32::EPSILON);
+        let nothing = table.line_similarity(&query, &closeness, &[3, 9], &mut sum);
+        assert!(nothing.abs() < f32::EPSILON);
     }
 
     #[test]

@@ -20,13 +20,25 @@ const MIN_TWO_TYPO_CHARS: usize = 10;
 pub struct Lexicon {
     /// `None` when stemming is off (ablation).
     stemmer: Option<Stemmer>,
-    /// Every word seen in a note, with its term (its stem's id). FxHash for the same reason as
-    /// the BM25 vocabulary: it is on the hottest loop of an index build.
-    words: FxHashMap<Arc<str>, TermId>,
-    /// The same words in the order they were first seen, as they are persisted. Nothing
-    /// depends on the map's own order: typo correction settles equally good candidates by the
-    /// word (see [`Self::lookup`]).
+    /// Every word seen in a note, with its term (its stem's id) and how often the notes now in
+    /// the index use it. FxHash for the same reason as the BM25 vocabulary: it is on the
+    /// hottest loop of an index build.
+    words: FxHashMap<Arc<str>, Word>,
+    /// The same words in the order they were first seen, as they are persisted (and as the
+    /// embedding model's table holds their vectors). Nothing depends on the map's own order:
+    /// typo correction settles equally good candidates by the word (see [`Self::lookup`]).
     order: Vec<Arc<str>>,
+    /// Each word's uses in the notes now indexed, in the same order.
+    uses: Vec<u32>,
+}
+
+/// A word of the notes: its term, and where it stands in the order first seen (where its uses
+/// are counted). A word whose notes were all edited or removed stays, with no uses: it is no
+/// typo correction and stands for no term's meaning, as it would not be in a fresh build.
+#[derive(Debug, Clone, Copy)]
+struct Word {
+    term: TermId,
+    at: u32,
 }
 
 impl std::fmt::Debug for Lexicon {
@@ -61,33 +73,57 @@ impl Lexicon {
             stemmer: stemming.then(|| Stemmer::create(Algorithm::English)),
             words: FxHashMap::default(),
             order: Vec::new(),
+            uses: Vec::new(),
         }
     }
 
-    /// Every word with its term, in the order first seen (what [`Self::restore`] takes).
+    /// Every word with its term, in the order first seen.
     pub fn words_in_order(&self) -> impl Iterator<Item = (&str, TermId)> {
-        self.order
-            .iter()
-            .map(|w| (&**w, self.words.get(w).copied().unwrap_or(TermId::MAX)))
+        self.saved_words().map(|(word, term, _)| (word, term))
     }
 
-    /// A lexicon holding `words` (in the order first seen), as [`Self::words_in_order`] gave
+    /// Every word with its term and its uses, in the order first seen (what
+    /// [`Self::restore`] takes).
+    pub fn saved_words(&self) -> impl Iterator<Item = (&str, TermId, u32)> {
+        self.order.iter().zip(&self.uses).map(|(w, &uses)| {
+            let term = self.words.get(w).map_or(TermId::MAX, |word| word.term);
+            (&**w, term, uses)
+        })
+    }
+
+    /// Each word's uses in the notes now indexed, in the order first seen.
+    pub fn uses(&self) -> &[u32] {
+        &self.uses
+    }
+
+    /// The `i`-th word first seen (empty past the last).
+    pub fn word_at(&self, i: usize) -> &str {
+        self.order.get(i).map_or("", |w| w)
+    }
+
+    /// A lexicon holding `words` (in the order first seen), as [`Self::saved_words`] gave
     /// them; `None` when a word repeats or a term is not below `terms`.
     pub fn restore(
         stemming: bool,
-        words: impl IntoIterator<Item = (Box<str>, TermId)>,
+        words: impl IntoIterator<Item = (Box<str>, TermId, u32)>,
         terms: usize,
     ) -> Option<Self> {
         let mut lexicon = Self::new(stemming);
-        for (word, id) in words {
-            if id as usize >= terms {
+        for (word, term, uses) in words {
+            if term as usize >= terms {
                 return None;
             }
             let word: Arc<str> = word.into();
-            if lexicon.words.insert(word.clone(), id).is_some() {
+            let at = u32::try_from(lexicon.order.len()).ok()?;
+            if lexicon
+                .words
+                .insert(word.clone(), Word { term, at })
+                .is_some()
+            {
                 return None;
             }
             lexicon.order.push(word);
+            lexicon.uses.push(uses);
         }
         Some(lexicon)
     }
@@ -106,20 +142,36 @@ impl Lexicon {
     pub fn term(&self, word: &str, bm25: &Bm25Index) -> Option<TermId> {
         self.words
             .get(word)
-            .copied()
+            .map(|word| word.term)
             .or_else(|| bm25.term_id(&self.stem(word)))
     }
 
-    /// The term of a word in a note, interning its stem when new.
+    /// The term of a word in a note, interning its stem when new; one more use of the word.
     pub fn intern(&mut self, word: &str, bm25: &mut Bm25Index) -> TermId {
-        if let Some(id) = self.words.get(word) {
-            return *id;
+        if let Some(known) = self.words.get(word) {
+            if let Some(uses) = self.uses.get_mut(known.at as usize) {
+                *uses = uses.saturating_add(1);
+            }
+            return known.term;
         }
-        let id = bm25.intern(&self.stem(word));
+        let term = bm25.intern(&self.stem(word));
         let word: Arc<str> = word.into();
-        self.words.insert(word.clone(), id);
+        let at = u32::try_from(self.order.len()).unwrap_or(u32::MAX);
+        self.words.insert(word.clone(), Word { term, at });
         self.order.push(word);
-        id
+        self.uses.push(1);
+        term
+    }
+
+    /// One use of a word fewer: a note holding it was removed or is read again.
+    pub fn release(&mut self, word: &str) {
+        if let Some(uses) = self
+            .words
+            .get(word)
+            .and_then(|known| self.uses.get_mut(known.at as usize))
+        {
+            *uses = uses.saturating_sub(1);
+        }
     }
 
     /// The term of a query word: its own or its stem's, else the closest word the notes use
@@ -143,8 +195,11 @@ impl Lexicon {
         }
         let letters = Letters::of(word);
         let mut best: Option<(usize, u32, &str, TermId)> = None;
-        for (candidate, &id) in &self.words {
-            if candidate.len().abs_diff(word.len()) > max_distance
+        for (candidate, &Word { term: id, at }) in &self.words {
+            // A word no note in the index uses any more is no correction (a fresh build would
+            // not know it), even while its term is another word's too.
+            if self.uses.get(at as usize).is_none_or(|&uses| uses == 0)
+                || candidate.len().abs_diff(word.len()) > max_distance
                 || letters.differ_by_more_than(candidate, max_distance)
             {
                 continue;
@@ -158,9 +213,7 @@ impl Lexicon {
                 continue;
             }
             // Of equally good corrections, the first word in alphabetical order, not the map's
-            // own order, which follows its history. (Not settled yet: the map keeps the words
-            // of deleted text, and while another form of such a word is still in the notes,
-            // its term lives on and it stays a candidate a fresh build does not have.)
+            // own order, which follows its history.
             let better = best.is_none_or(|(d, f, w, _)| {
                 (distance, std::cmp::Reverse(df), &**candidate) < (d, std::cmp::Reverse(f), w)
             });

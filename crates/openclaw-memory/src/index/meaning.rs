@@ -65,7 +65,9 @@ impl MemoryIndex {
             return Vec::new();
         };
         let terms = self.bm25.term_count();
-        let closeness = vectors.term_closeness(&query, terms);
+        let closeness = vectors.term_closeness(&query, terms, self.lexicon.uses(), |i| {
+            self.lexicon.word_at(i)
+        });
         let similarity = &closeness.similarity;
         // Per term: its IDF times its similarity, which picks the sections worth scoring.
         let toward: Vec<f32> = (0..terms)
@@ -121,7 +123,7 @@ impl MemoryIndex {
                 read.extend_from_slice(file_terms(file, heading, heading));
             }
             read.extend_from_slice(file_terms(file, line, line));
-            let similarity = vectors.line_similarity(&query, &read, &mut sum);
+            let similarity = vectors.line_similarity(&query, &closeness, &read, &mut sum);
             if similarity < least
                 || best.len() == depth && best.last().is_some_and(|b| b.similarity >= similarity)
             {

@@ -1,6 +1,6 @@
 //! The index as bytes, so that a later process can use it instead of building it. The file is
 //! a cache of the in-memory index, field for field: a loaded index ranks exactly as the one that
-//! was saved (the lexicon's words even come back in the order that decides typo ties).
+//! was saved (the lexicon's words even come back in the order first seen, with their uses).
 //!
 //! Layout, all little-endian: a fixed header (magic, format version, the program's build
 //! identity, an xxh3 checksum of everything else, the file's length), the index options and
@@ -37,7 +37,7 @@ use crate::store::{FileStamp, MemoryStore};
 /// First bytes of every index file.
 const MAGIC: &[u8; 8] = b"OCMEMIDX";
 /// Bumped by hand when the layout changes in a way the build identity would not show.
-const FORMAT_VERSION: u32 = 6;
+const FORMAT_VERSION: u32 = 7;
 /// Where the checksum sits: after the magic, the version and the build identity.
 const CHECKSUM_AT: usize = 8 + 4 + 32;
 /// The fixed header: the above, the checksum and the file's length.
@@ -137,7 +137,7 @@ struct FileEntry {
 /// The table: everything small, decoded whole.
 #[derive(serde::Serialize)]
 struct TableRef<'a> {
-    words: Vec<(&'a str, TermId)>,
+    words: Vec<(&'a str, TermId, u32)>,
     vocabulary: Vec<&'a str>,
     live_chunks: u32,
     live_len: u64,
@@ -148,7 +148,7 @@ struct TableRef<'a> {
 
 #[derive(serde::Deserialize)]
 struct Table {
-    words: Vec<(Box<str>, TermId)>,
+    words: Vec<(Box<str>, TermId, u32)>,
     vocabulary: Vec<Box<str>>,
     live_chunks: u32,
     live_len: u64,
@@ -277,7 +277,7 @@ impl MemoryIndex {
             .collect();
         blocks.ids_len = layout.ids;
         let table = TableRef {
-            words: self.lexicon.words_in_order().collect(),
+            words: self.lexicon.saved_words().collect(),
             vocabulary: bm25.terms_in_id_order(),
             live_chunks: bm25.live_chunks,
             live_len: bm25.live_len,
@@ -815,8 +815,8 @@ mod tests {
         let mut loaded = reload(&saved, dir.path());
         assert_eq!(answers(&loaded), answers(&saved));
         assert_eq!(
-            loaded.lexicon.words_in_order().collect::<Vec<_>>(),
-            saved.lexicon.words_in_order().collect::<Vec<_>>()
+            loaded.lexicon.saved_words().collect::<Vec<_>>(),
+            saved.lexicon.saved_words().collect::<Vec<_>>()
         );
         // The same changes applied to both: the same answers (typo ties included).
         write(
