@@ -327,6 +327,15 @@ mod tests {
 
     /// Twenty notes of `text`, one a day from the 1st of `month` ("2025-03"): words common
     /// across the workspace, so what the tests look for is rare by comparison.
+    /// `index` refreshed after the notes of `dir` changed under it: its page for `query`, which
+    /// must be a fresh build's of the same notes.
+    fn as_a_fresh_build(index: &mut MemoryIndex, dir: &TempDir, query: &str) -> Vec<LocalHit> {
+        index.refresh().unwrap();
+        let page = index.search(query, 5, None);
+        assert_eq!(page, self::index(dir).search(query, 5, None), "{query}");
+        page
+    }
+
     fn write_filler_notes(root: &Path, month: &str, text: &str) {
         for day in 1..=20 {
             write(
@@ -561,10 +570,7 @@ mod tests {
             "memory/alpha.md",
             "# alpha, edited\n\n- Dinner was ramen again.\n",
         );
-        index.refresh().unwrap();
-        let fresh = self::index(&dir);
-        let edited = index.search("ramen", 5, None);
-        assert_eq!(edited, fresh.search("ramen", 5, None));
+        let edited = as_a_fresh_build(&mut index, &dir, "ramen");
         assert_eq!(
             paths(&edited),
             ["memory/alpha.md", "memory/beta.md", "memory/gamma.md"]
@@ -592,10 +598,7 @@ mod tests {
                 "- Dinner was ramen again.\n\n",
             );
         }
-        index.refresh().unwrap();
-        let fresh = self::index(&dir);
-        let edited = index.search("ramen", 5, None);
-        assert_eq!(edited, fresh.search("ramen", 5, None));
+        let edited = as_a_fresh_build(&mut index, &dir, "ramen");
         assert_eq!(
             paths(&edited),
             [
@@ -623,10 +626,7 @@ mod tests {
         write_filler_notes(dir.path(), "2025-04", "- Walked to work.");
         let mut index = index(&dir);
         write(dir.path(), "memory/a.md", "- Six bottle of cider.\n");
-        index.refresh().unwrap();
-        let fresh = self::index(&dir);
-        let edited = index.search("bittles", 5, None);
-        assert_eq!(edited, fresh.search("bittles", 5, None));
+        let edited = as_a_fresh_build(&mut index, &dir, "bittles");
         assert_eq!(paths(&edited), ["memory/c.md"]);
     }
 
