@@ -327,15 +327,6 @@ mod tests {
 
     /// Twenty notes of `text`, one a day from the 1st of `month` ("2025-03"): words common
     /// across the workspace, so what the tests look for is rare by comparison.
-    /// `index` refreshed after the notes of `dir` changed under it: its page for `query`, which
-    /// must be a fresh build's of the same notes.
-    fn as_a_fresh_build(index: &mut MemoryIndex, dir: &TempDir, query: &str) -> Vec<LocalHit> {
-        index.refresh().unwrap();
-        let page = index.search(query, 5, None);
-        assert_eq!(page, self::index(dir).search(query, 5, None), "{query}");
-        page
-    }
-
     fn write_filler_notes(root: &Path, month: &str, text: &str) {
         for day in 1..=20 {
             write(
@@ -344,6 +335,15 @@ mod tests {
                 &format!("{text}\n"),
             );
         }
+    }
+
+    /// `index` refreshed after the notes of `dir` changed under it: its page for `query`, which
+    /// must be a fresh build's of the same notes.
+    fn as_a_fresh_build(index: &mut MemoryIndex, dir: &TempDir, query: &str) -> Vec<LocalHit> {
+        index.refresh().unwrap();
+        let page = index.search(query, 5, None);
+        assert_eq!(page, self::index(dir).search(query, 5, None), "{query}");
+        page
     }
 
     /// A `USER.md` with each rule an active directive of its own, set apart as OpenClaw
