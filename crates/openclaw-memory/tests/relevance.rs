@@ -1,6 +1,6 @@
 //! Measured relevance of the local search on the labelled sets under `tests/fixtures/`: the
 //! tuned set `relevance/` (generated workspace and queries with graded line spans; see its
-//! `generate.py`), the held-out sets `relevance-holdout/` to `relevance-holdout-6/`, each
+//! `generate.py`), the held-out sets `relevance-holdout/` to `relevance-holdout-7/`, each
 //! written separately and never tuned on, and the lookups set
 //! `relevance-lookups/` (queries made of a few words of one line of the tuned workspace, see its
 //! `generate.py`), tuned on like the tuned set, and the changes set `relevance-changes/` (facts
@@ -72,12 +72,29 @@ struct Span {
 }
 
 impl Span {
-    fn parse(value: &Value) -> Option<Self> {
-        Some(Self {
-            file: value["file"].as_str()?.to_owned(),
-            start: usize::try_from(value["start"].as_u64()?).ok()?,
-            end: usize::try_from(value["end"].as_u64()?).ok()?,
-            grade: value["grade"].as_u64()?,
+    /// A labelled span: `file`, `start` and `end` (1-based, inclusive) and, for an answer, its
+    /// `grade`. A superseded statement needs none (its grade is never read), and a set may
+    /// leave it out.
+    fn parse(value: &Value, graded: bool) -> anyhow::Result<Self> {
+        let line = |key: &str| -> anyhow::Result<usize> {
+            let n = value[key]
+                .as_u64()
+                .with_context(|| format!("span {value} has no line number `{key}`"))?;
+            Ok(usize::try_from(n)?)
+        };
+        let grade = match value["grade"].as_u64() {
+            Some(grade) => grade,
+            None if !graded => 0,
+            None => anyhow::bail!("answer span {value} has no `grade`"),
+        };
+        Ok(Self {
+            file: value["file"]
+                .as_str()
+                .with_context(|| format!("span {value} has no `file`"))?
+                .to_owned(),
+            start: line("start")?,
+            end: line("end")?,
+            grade,
         })
     }
 
@@ -306,12 +323,36 @@ impl Measured {
     }
 }
 
-/// The spans a labelled query lists under `key` ("relevant" or "superseded").
-fn spans(query: &Value, key: &str) -> Vec<Span> {
-    query[key]
-        .as_array()
-        .map(|a| a.iter().filter_map(Span::parse).collect())
-        .unwrap_or_default()
+/// The spans a labelled query lists under `key` ("relevant" or "superseded"); a span that
+/// does not parse fails the test rather than dropping out of the score unseen.
+fn spans(query: &Value, key: &str) -> anyhow::Result<Vec<Span>> {
+    query[key].as_array().map_or(Ok(Vec::new()), |a| {
+        a.iter()
+            .map(|span| Span::parse(span, key == "relevant"))
+            .collect()
+    })
+}
+
+/// A superseded statement may come without a grade (the seventh held-out set's do); an answer
+/// may not, and a span that cannot be read fails the set instead of dropping out of its score.
+/// (Dropped unseen, the seventh set first scored "0 of 0" change-over-time queries.)
+#[test]
+fn labelled_spans_need_a_grade_only_when_they_are_answers() {
+    let query = serde_json::json!({
+        "relevant": [{"file": "MEMORY.md", "start": 3, "end": 3, "grade": 2}],
+        "superseded": [{"file": "memory/2025-01-02.md", "start": 5, "end": 6}],
+    });
+    let relevant = spans(&query, "relevant").expect("a graded answer");
+    assert_eq!(
+        (relevant[0].start, relevant[0].end, relevant[0].grade),
+        (3, 3, 2)
+    );
+    let superseded = spans(&query, "superseded").expect("an ungraded superseded span");
+    assert_eq!(superseded[0].file, "memory/2025-01-02.md");
+    let ungraded = serde_json::json!({"relevant": [{"file": "USER.md", "start": 1, "end": 1}]});
+    assert!(spans(&ungraded, "relevant").is_err());
+    let lineless = serde_json::json!({"superseded": [{"file": "USER.md", "start": 1}]});
+    assert!(spans(&lineless, "superseded").is_err());
 }
 
 /// Scores `rank` on every query of `labels`.
@@ -320,7 +361,7 @@ fn measure(labels: &Value, mut rank: impl FnMut(&str) -> Vec<Hit>) -> anyhow::Re
     for query in labels["queries"].as_array().context("queries")? {
         let text = query["query"].as_str().context("query text")?;
         let kind = query["kind"].as_str().unwrap_or("other").to_owned();
-        let (relevant, superseded) = (spans(query, "relevant"), spans(query, "superseded"));
+        let (relevant, superseded) = (spans(query, "relevant")?, spans(query, "superseded")?);
         let hits = rank(text);
         if relevant.is_empty() {
             m.no_answer += 1;
@@ -791,6 +832,27 @@ const SIXTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     no_answer_most: 2,
 };
 
+/// The seventh held-out set, measured once when it was added (issue 14, eighteenth round, with
+/// the seventeenth round's ranking, unchanged since): words only 0.618 / 0.644 / 7 of 23,
+/// +0.120 over plain BM25; with the model 0.654 / 0.694 / 7 of 23, +0.156. Plain BM25 puts a
+/// superseded fact first on only 3 of 23 here, fewer than we do. Regression floors, like the
+/// others, and the issue's margin over BM25 in both configurations.
+const SEVENTH_HELD_OUT_FLOORS: Floors = Floors {
+    ndcg: 0.59,
+    recall: 0.62,
+    superseded_rate: 0.35,
+    bm25_margin: BM25_MARGIN,
+    no_answer_most: 2,
+};
+
+const SEVENTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
+    ndcg: 0.63,
+    recall: 0.67,
+    superseded_rate: 0.35,
+    bm25_margin: BM25_MARGIN,
+    no_answer_most: 2,
+};
+
 /// The lookups set (words only and with the model alike: nDCG@5 0.968, recall@5 1.000;
 /// plain BM25 0.952, which a query made of one line's words suits best). 0.935 / 0.975 before
 /// the eleventh round's rule that a lookup's statement is not displaced by the same sentence
@@ -933,8 +995,16 @@ fn sixth_held_out() -> PathBuf {
     fixtures("relevance-holdout-6")
 }
 
+/// The seventh held-out set, written in issue 14's eighteenth round by a helper who read neither
+/// the code nor the other sets (a marine engineer in Kristiansund; `USER.md` in OpenClaw's
+/// `observed:` marker layout with unmarked contradictions; curated lines never graded 3), and
+/// measured once, with the ranking that round left unchanged.
+fn seventh_held_out() -> PathBuf {
+    fixtures("relevance-holdout-7")
+}
+
 /// Every held-out set, by name: what the pooled test pools.
-fn held_out_sets() -> [(&'static str, PathBuf); 6] {
+fn held_out_sets() -> [(&'static str, PathBuf); 7] {
     [
         ("held-out", held_out()),
         ("second held-out", second_held_out()),
@@ -942,6 +1012,7 @@ fn held_out_sets() -> [(&'static str, PathBuf); 6] {
         ("fourth held-out", fourth_held_out()),
         ("fifth held-out", fifth_held_out()),
         ("sixth held-out", sixth_held_out()),
+        ("seventh held-out", seventh_held_out()),
     ]
 }
 
@@ -1143,8 +1214,19 @@ fn sixth_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
     )
 }
 
+/// The seventh held-out set: totals only, against the baseline from the same run.
+#[test]
+fn seventh_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
+    check_set(
+        "seventh held-out set",
+        &seventh_held_out(),
+        (&SEVENTH_HELD_OUT_FLOORS, &SEVENTH_HELD_OUT_EMBEDDED_FLOORS),
+        false,
+    )
+}
+
 /// The held-out sets as one: each set's interval is about ±0.06 wide, too wide to tell a
-/// small gain from none, and together (612 answerable queries, six sets) they narrow it. Each
+/// small gain from none, and together (714 answerable queries, seven sets) they narrow it. Each
 /// set's own test holds its floors; pooled, both configurations must clear the issue's margin
 /// over plain BM25 with an interval clear of zero (measured over the first four when this test
 /// was added: +0.065 words only, +0.146 with the model).
@@ -1169,7 +1251,7 @@ fn held_out_sets_pooled_against_plain_bm25() -> anyhow::Result<()> {
             POOLED_EMBEDDED_GRADED_SHARE,
         ));
     }
-    let mut out = String::from("### the six held-out sets pooled\n\n");
+    let mut out = String::from("### the seven held-out sets pooled\n\n");
     let mut below = Vec::new();
     for (configuration, ours, graded_floor) in &configurations {
         let p = pooled(ours, &baseline);
@@ -1214,7 +1296,8 @@ fn held_out_sets_pooled_against_plain_bm25() -> anyhow::Result<()> {
 
 /// Least share of the hits returned to the held-out sets' answerable queries, pooled, that
 /// quote a graded span: a regression floor under what the sixteenth round of issue 14 measured
-/// (46.6 % words only, 48.4 % with the model), above the fifteenth round's 42.3 % and 44.1 %,
+/// (46.6 % words only, 48.4 % with the model; over seven sets since the eighteenth, 46.2 % and
+/// 47.8 %), above the fifteenth round's 42.3 % and 44.1 %,
 /// when every free place of a short page was filled with followed hits none of which was graded.
 /// A change that adds hits after the answers costs nothing in nDCG@5; this is what it costs.
 /// Pooled by hits, so it rewards short pages: the nDCG@5 and recall floors are what keep a page
@@ -1379,7 +1462,7 @@ fn ceiling_row(set: &Path, model: Option<&Arc<WordModel>>) -> anyhow::Result<Vec
     let mut row = vec![Sums::default(); CEILING_SIZES.len() + 2];
     for query in labels["queries"].as_array().context("queries")? {
         let text = query["query"].as_str().context("query text")?;
-        let relevant = spans(query, "relevant");
+        let relevant = spans(query, "relevant")?;
         if relevant.is_empty() {
             continue;
         }
