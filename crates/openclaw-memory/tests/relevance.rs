@@ -500,10 +500,69 @@ fn workspace(set: &Path, labels: &Value) -> PathBuf {
         .map_or_else(|| set.join("workspace"), |dir| set.join(dir))
 }
 
+/// A set's `queries.json`, checked against its workspace (see [`check_spans`]).
 fn labels(set: &Path) -> anyhow::Result<Value> {
-    Ok(serde_json::from_str(
-        &std::fs::read_to_string(set.join("queries.json")).context("queries.json")?,
-    )?)
+    let path = set.join("queries.json");
+    let labels: Value = serde_json::from_str(
+        &std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?,
+    )?;
+    check_spans(&workspace(set, &labels), &labels)
+        .with_context(|| format!("{}", path.display()))?;
+    Ok(labels)
+}
+
+/// Every query has its text and every span parses and quotes lines its file has: a label
+/// naming a missing file or a line past the end would never match a hit, and the set would
+/// score lower than it should without a word.
+fn check_spans(workspace: &Path, labels: &Value) -> anyhow::Result<()> {
+    let mut lines: HashMap<String, usize> = HashMap::new();
+    for query in labels["queries"].as_array().context("no `queries` list")? {
+        let text = query["query"]
+            .as_str()
+            .context("a query without its text")?;
+        for key in ["relevant", "superseded"] {
+            for span in spans(query, key).with_context(|| format!("{text:?}"))? {
+                if !lines.contains_key(&span.file) {
+                    let body = std::fs::read_to_string(workspace.join(&span.file))
+                        .with_context(|| format!("{text:?} labels {}", span.file))?;
+                    lines.insert(span.file.clone(), body.lines().count());
+                }
+                let count = lines[&span.file];
+                anyhow::ensure!(
+                    1 <= span.start && span.start <= span.end && span.end <= count,
+                    "{text:?} labels lines {}–{} of {}, which has {count}",
+                    span.start,
+                    span.end,
+                    span.file
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A label that points past its file's end, at a file that is not there, or a query without its
+/// text fails the set.
+#[test]
+fn labels_must_quote_lines_the_workspace_has() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("MEMORY.md"),
+        "# Memory\n\n- Car: Kia Niro\n",
+    )?;
+    let query = |file: &str, start: usize, end: usize| {
+        serde_json::json!({"queries": [{"query": "car", "relevant": [
+            {"file": file, "start": start, "end": end, "grade": 3}
+        ]}]})
+    };
+    check_spans(dir.path(), &query("MEMORY.md", 3, 3))?;
+    assert!(check_spans(dir.path(), &query("MEMORY.md", 3, 4)).is_err());
+    assert!(check_spans(dir.path(), &query("MEMORY.md", 0, 1)).is_err());
+    assert!(check_spans(dir.path(), &query("MEMORY.md", 3, 2)).is_err());
+    assert!(check_spans(dir.path(), &query("USER.md", 1, 1)).is_err());
+    let textless = serde_json::json!({"queries": [{"relevant": []}]});
+    assert!(check_spans(dir.path(), &textless).is_err());
+    Ok(())
 }
 
 /// The embedding model: `OPENCLAW_MEMORY_EMBEDDINGS`, else the one `scripts/peers.sh`
