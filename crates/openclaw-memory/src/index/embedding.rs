@@ -406,20 +406,19 @@ impl VocabularyVectors {
             if term >= terms || count == 0 {
                 continue;
             }
-            let spelt = self.lengths[i] > f32::EPSILON;
-            let dot = if spelt {
-                self.scales[i]
+            // A word the model cannot spell adds nothing, but may still stand for its term.
+            let dot = if self.lengths[i] > f32::EPSILON {
+                let dot = self.scales[i]
                     * row
                         .iter()
                         .zip(query)
                         .map(|(&r, q)| f32::from(r) * q)
-                        .sum::<f32>()
+                        .sum::<f32>();
+                out.similarity[term] = out.similarity[term].max(dot / self.lengths[i]);
+                dot
             } else {
                 0.0
             };
-            if spelt {
-                out.similarity[term] = out.similarity[term].max(dot / self.lengths[i]);
-            }
             let stands = match out.representative[term] {
                 u32::MAX => true,
                 current => {
