@@ -4,7 +4,7 @@
 # needs no account for that. Tests launch the platform's native executable directly.
 set -euo pipefail
 dir="$1/claude-code"
-pin="@anthropic-ai/claude-code@2.1.328"
+pin="@anthropic-ai/claude-code@2.1.332"
 case "$(uname -m)" in aarch64|arm64) arch=arm64 ;; *) arch=x64 ;; esac
 if [ -x "$dir/node_modules/@anthropic-ai/claude-code-linux-$arch/claude" ] && [ "$(cat "$dir/.pin" 2>/dev/null)" = "$pin" ]; then
     exit 0

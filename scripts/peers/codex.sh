@@ -4,7 +4,7 @@
 # Tests launch the platform's native executable directly.
 set -euo pipefail
 dir="$1/codex"
-pin="@openai/codex@0.169.0"
+pin="@openai/codex@0.171.0"
 case "$(uname -m)" in aarch64|arm64) arch=arm64 triple=aarch64-unknown-linux-musl ;; *) arch=x64 triple=x86_64-unknown-linux-musl ;; esac
 if [ -x "$dir/node_modules/@openai/codex-linux-$arch/vendor/$triple/bin/codex" ] && [ "$(cat "$dir/.pin" 2>/dev/null)" = "$pin" ]; then
     exit 0

@@ -1,6 +1,6 @@
 //! `copilot-bridge register` / `unregister` against the real clients: OpenClaw 2026.9.6 (through
 //! its own `openclaw mcp` CLI, and by editing a JSON5 `openclaw.json` when the CLI is not on
-//! PATH), Claude Code 2.1.328 and Codex 0.169.0 read back what was written and start both
+//! PATH), Claude Code 2.1.332 and Codex 0.171.0 read back what was written and start both
 //! servers; Cursor and VS Code files have the documented shape and are restored byte for byte.
 //! Every client runs with a temporary HOME, so no real user's files are touched.
 
