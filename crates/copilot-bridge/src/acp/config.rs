@@ -579,6 +579,35 @@ mod tests {
     }
 
     #[test]
+    fn the_cli_own_settings_pass_through_and_bridge_byok_wins() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        fake_cli(dir.path())?;
+        let cfg = config(&[
+            ("HOME", "/home/u"),
+            ("PATH", &dir.path().display().to_string()),
+            ("COPILOT_PROVIDER_BASE_URL", "http://set-directly/v1"),
+            ("COPILOT_PROVIDER_WIRE_API", "responses"),
+            ("HTTPS_PROXY", "http://proxy:3128"),
+            ("COPILOT_HOME", "/data/copilot"),
+            ("COPILOT_BYOK_BASE_URL", "http://through-the-bridge/v1"),
+            ("AWS_SECRET_ACCESS_KEY", "do-not-pass"),
+        ])?;
+        let agent = CopilotLaunch::from_config(&cfg, dir.path().into(), None).build()?;
+        let env = env_of(&agent);
+        assert_eq!(
+            get(&env, "COPILOT_PROVIDER_BASE_URL"),
+            Some("http://through-the-bridge/v1")
+        );
+        let base_urls = env.iter().filter(|(k, _)| k == "COPILOT_PROVIDER_BASE_URL");
+        assert_eq!(base_urls.count(), 1, "{env:?}");
+        assert_eq!(get(&env, "COPILOT_PROVIDER_WIRE_API"), Some("responses"));
+        assert_eq!(get(&env, "HTTPS_PROXY"), Some("http://proxy:3128"));
+        assert_eq!(get(&env, "COPILOT_HOME"), Some("/data/copilot"));
+        assert_eq!(get(&env, "AWS_SECRET_ACCESS_KEY"), None);
+        Ok(())
+    }
+
+    #[test]
     fn the_token_depth_and_memory_server_reach_the_cli() -> anyhow::Result<()> {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir()?;
