@@ -44,6 +44,8 @@ mod source;
 mod spill;
 /// Text to terms.
 pub mod tokenize;
+/// The message lines of OpenClaw's session-memory notes.
+mod transcript;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -1023,6 +1025,50 @@ mod tests {
         };
         let hits = index_with(&dir, options).search("amara charger spare", 5, None);
         assert_eq!(paths(&hits)[0], "memory/2026-10-03.md", "{hits:#?}");
+    }
+
+    /// A note as OpenClaw's `session-memory` hook writes it (openclaw 2026.9.6): one line per
+    /// message, the text as `JSON.stringify` writes it.
+    const SESSION_NOTE: &str = concat!(
+        "# Session: 2026-03-14 21:05:00 Europe/London\n",
+        "\n",
+        "- **Session Key**: agent:main:main\n",
+        "- **Session ID**: 3f1c9a52-7d0e-4b8a-9c2f-0a6e1d4b7c11\n",
+        "- **Source**: telegram\n",
+        "\n",
+        "## Conversation Summary\n",
+        "\n",
+        r#"user: "quick one\nBrightwater Primary takes Ada from Monday\n- uniform from Kays""#,
+        "\n",
+        r#"assistant: "Noted: Ada starts at the new school on Monday.""#,
+        "\n",
+    );
+
+    #[test]
+    fn a_session_memory_message_is_found_by_the_word_after_a_line_break() {
+        let dir = TempDir::new().unwrap();
+        write(dir.path(), "memory/2026-03-14-2105.md", SESSION_NOTE);
+        write_filler_notes(dir.path(), "2026-02", "- Walked to work.");
+        // Without typo tolerance the word must be indexed as written, not as "nbrightwater".
+        let exact = RankOptions {
+            typo_tolerance: false,
+            ..RankOptions::default()
+        };
+        for index in [index(&dir), index_with(&dir, exact)] {
+            let hits = index.search("brightwater uniform", 5, None);
+            let first = hits.first().expect("a hit");
+            assert_eq!(
+                (first.path.to_string(), first.start_line, first.weak),
+                ("memory/2026-03-14-2105.md".to_owned(), 9, false),
+                "{hits:#?}"
+            );
+            // The hit quotes the line as the file has it.
+            assert!(
+                first
+                    .snippet
+                    .starts_with(r#"user: "quick one\nBrightwater"#)
+            );
+        }
     }
 
     #[test]

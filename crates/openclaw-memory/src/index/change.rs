@@ -16,6 +16,7 @@ use aho_corasick::AhoCorasick;
 use crate::index::bm25::TermId;
 use crate::index::query::file_terms;
 use crate::index::tokenize::keeps;
+use crate::index::transcript;
 use crate::index::{LocalHit, MemoryIndex};
 
 /// Share of the index's chunks a value word may appear in at most: a value names one thing (a
@@ -305,7 +306,7 @@ impl MemoryIndex {
         let most = (self.bm25.len() as f32 * VALUE_SHARE).max(VALUE_CHUNKS);
         let mut best: Option<Change> = None;
         for i in start..=end.min(file.line_count().saturating_sub(1)) {
-            let values = value_words(file.line(i));
+            let values = value_words(&transcript::plain(file.line(i)));
             // The rarest few, each with its term: they name the thing.
             let mut named: Vec<(u32, &String, TermId)> = values
                 .iter()
@@ -345,11 +346,11 @@ impl MemoryIndex {
                         continue;
                     }
                     for line in info.range.start..=info.range.end {
-                        let text = note.line(line);
-                        if !file_terms(note, line, line).contains(&term) || !may_leave(text) {
+                        let text = transcript::plain(note.line(line));
+                        if !file_terms(note, line, line).contains(&term) || !may_leave(&text) {
                             continue;
                         }
-                        let said = words(text);
+                        let said = words(&text);
                         let left = said
                             .iter()
                             .enumerate()

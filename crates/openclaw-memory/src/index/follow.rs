@@ -8,9 +8,12 @@
 //! further followed hits on the six held-out sets (132 in each configuration) held not one
 //! graded answer, and cost those sets 2 to 7 points of the share of graded hits on a page.
 
+use std::borrow::Cow;
+
 use crate::index::bm25::TermId;
 use crate::index::lexicon::QueryTerm;
 use crate::index::query::{MAX_QUERY_TERMS, Query, Search, Term, on_page, window_hit};
+use crate::index::transcript;
 use crate::index::{LocalHit, MemoryIndex};
 
 impl MemoryIndex {
@@ -41,9 +44,10 @@ impl MemoryIndex {
         // nothing (its Robertson–Spärck Jones weight is zero or less), and "beta note" would
         // lead to every note saying "note".
         let live = self.bm25.len() as u64;
-        let text: Vec<&str> = (first.start_line - 1..first.end_line)
-            .map(|i| file.line(i))
+        let plain: Vec<Cow<'_, str>> = (first.start_line - 1..first.end_line)
+            .map(|i| transcript::plain(file.line(i)))
             .collect();
+        let text: Vec<&str> = plain.iter().map(AsRef::as_ref).collect();
         let asked_for = |id: TermId| asked.terms.iter().any(|t| t.id == id);
         let mut terms: Vec<Term> = Vec::new();
         for sentence in sentences(&text) {

@@ -52,8 +52,9 @@ const RELEASE_EVERY: usize = 1024;
 
 /// Everything that decides the persisted bytes or what they mean: the crate version, the
 /// format version, and the source of every file whose structs are persisted or whose code
-/// decides what goes into the index (chunking, tokenizing, stemming, marked lines). Any edit to
-/// them makes older files foreign, so a changed tokenizer never serves a stale index.
+/// decides what goes into the index (chunking, tokenizing and the message lines it reads,
+/// stemming, marked lines). Any edit to them makes older files foreign, so a changed tokenizer
+/// never serves a stale index.
 static BUILD_ID: LazyLock<[u8; 32]> = LazyLock::new(|| {
     let mut hash = Sha256::new();
     hash.update(env!("CARGO_PKG_VERSION").as_bytes());
@@ -69,6 +70,7 @@ static BUILD_ID: LazyLock<[u8; 32]> = LazyLock::new(|| {
         include_str!("prepare.rs"),
         include_str!("snapshot.rs"),
         include_str!("tokenize.rs"),
+        include_str!("transcript.rs"),
         include_str!("../paths.rs"),
         include_str!("../prefs.rs"),
         include_str!("../store.rs"),

@@ -1,6 +1,8 @@
 //! Turning text into index terms. One [`Analyzer`] serves both notes and queries, so whatever
 //! normalisation it learns later (stemming, folding accents) applies to both sides at once.
 
+use crate::index::transcript;
+
 /// English function words that carry no meaning for search. Dropping them keeps "what did we
 /// decide about the database" from ranking notes by how often they say "the".
 const STOP_WORDS: &[&str] = &[
@@ -168,42 +170,27 @@ impl Analyzer {
     }
 
     /// Calls `emit` with each term of `text`, in order. `emit` gets a borrowed buffer, so
-    /// indexing a large corpus allocates only for new vocabulary.
+    /// indexing a large corpus allocates only for new vocabulary. A message line of OpenClaw's
+    /// session-memory notes is read as the message it quotes ([`transcript`]).
+    pub fn for_each_term(&self, text: &str, mut emit: impl FnMut(&str)) {
+        self.for_each_term_at(text, |word, _| emit(word));
+    }
+
+    /// [`Self::for_each_term`], with the byte offset in `text` where each term's word starts.
     #[expect(
         clippy::unused_self,
         reason = "callers hold an analyzer; the rules it applies are fixed today"
     )]
-    pub fn for_each_term(&self, text: &str, mut emit: impl FnMut(&str)) {
+    pub fn for_each_term_at(&self, text: &str, mut emit: impl FnMut(&str, usize)) {
         let mut word = String::with_capacity(32);
-        if text.is_ascii() {
-            // Most lines: split on bytes (an ASCII character is alphanumeric exactly when
-            // `is_ascii_alphanumeric` says so), without decoding characters.
-            for piece in text.as_bytes().split(|b| !b.is_ascii_alphanumeric()) {
-                if piece.is_empty() {
-                    continue;
-                }
-                word.clear();
-                word.extend(piece.iter().map(|b| char::from(b.to_ascii_lowercase())));
-                if keeps(&word) {
-                    emit(&word);
+        match transcript::message_pieces(text) {
+            Some(pieces) => {
+                for piece in pieces {
+                    let at = piece.start;
+                    split_words(&text[piece], &mut word, |w, offset| emit(w, at + offset));
                 }
             }
-            return;
-        }
-        for piece in text.split(|c: char| !c.is_alphanumeric()) {
-            if piece.is_empty() {
-                continue;
-            }
-            word.clear();
-            if piece.is_ascii() {
-                word.push_str(piece);
-                word.make_ascii_lowercase();
-            } else {
-                word.extend(piece.chars().flat_map(char::to_lowercase));
-            }
-            if keeps(&word) {
-                emit(&word);
-            }
+            None => split_words(text, &mut word, emit),
         }
     }
 
@@ -213,6 +200,42 @@ impl Analyzer {
         let mut out = Vec::new();
         self.for_each_term(text, |t| out.push(t.to_owned()));
         out
+    }
+}
+
+/// Calls `emit` with each term of plain `text` and the byte offset where it starts: its
+/// lowercase alphanumeric words, but stop words and single letters. `word` is the buffer.
+fn split_words(text: &str, word: &mut String, mut emit: impl FnMut(&str, usize)) {
+    let offset = |piece: *const u8| piece.addr() - text.as_ptr().addr();
+    if text.is_ascii() {
+        // Most lines: split on bytes (an ASCII character is alphanumeric exactly when
+        // `is_ascii_alphanumeric` says so), without decoding characters.
+        for piece in text.as_bytes().split(|b| !b.is_ascii_alphanumeric()) {
+            if piece.is_empty() {
+                continue;
+            }
+            word.clear();
+            word.extend(piece.iter().map(|b| char::from(b.to_ascii_lowercase())));
+            if keeps(word) {
+                emit(word, offset(piece.as_ptr()));
+            }
+        }
+        return;
+    }
+    for piece in text.split(|c: char| !c.is_alphanumeric()) {
+        if piece.is_empty() {
+            continue;
+        }
+        word.clear();
+        if piece.is_ascii() {
+            word.push_str(piece);
+            word.make_ascii_lowercase();
+        } else {
+            word.extend(piece.chars().flat_map(char::to_lowercase));
+        }
+        if keeps(word) {
+            emit(word, offset(piece.as_ptr()));
+        }
     }
 }
 
@@ -295,6 +318,45 @@ mod tests {
         let mut sorted = STOP_WORDS.to_vec();
         sorted.sort_unstable();
         assert_eq!(sorted, STOP_WORDS);
+    }
+
+    #[test]
+    fn a_session_memory_message_is_read_as_the_message() {
+        let line = r#"user: "ok\nMoved to Bristol.\n- Landlord: \"Mrs Achebe\"\tdone\u2028Thanks""#;
+        let mut found = Vec::new();
+        Analyzer::new().for_each_term_at(line, |word, at| found.push((word.to_owned(), at)));
+        let words: Vec<&str> = found.iter().map(|(w, _)| w.as_str()).collect();
+        assert_eq!(
+            words,
+            [
+                "user", "ok", "moved", "bristol", "landlord", "mrs", "achebe", "done", "thanks"
+            ]
+        );
+        for (word, at) in &found {
+            assert!(
+                line[*at..].to_lowercase().starts_with(word.as_str()),
+                "{word} at {at}"
+            );
+        }
+        // The same words written without the escapes, as a note would.
+        assert_eq!(
+            Analyzer::new().terms("user: ok Moved to Bristol. - Landlord: Mrs Achebe done Thanks"),
+            words
+        );
+        // Not a message line: the backslash is read as any other character.
+        assert_eq!(Analyzer::new().terms(r"- C:\new\notes"), ["new", "notes"]);
+    }
+
+    #[test]
+    fn offsets_point_at_each_word_in_plain_text() {
+        for line in ["- Decision: use PostgreSQL_16", "Zürich's café, 2 days"] {
+            Analyzer::new().for_each_term_at(line, |word, at| {
+                assert!(
+                    line[at..].to_lowercase().starts_with(word),
+                    "{word} at {at}"
+                );
+            });
+        }
     }
 
     #[test]
