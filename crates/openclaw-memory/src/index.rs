@@ -1072,6 +1072,30 @@ mod tests {
     }
 
     #[test]
+    fn a_long_message_is_quoted_around_the_words_it_matched() {
+        let dir = TempDir::new().unwrap();
+        let chatter =
+            "Happy to help with the weekend plans, the shopping list and the rest. ".repeat(20);
+        let note = format!(
+            "# Session: 2026-03-15 09:00:00 Europe/London\n\n## Conversation Summary\n\n\
+             assistant: \"{chatter}\\nAlso: the boiler service is booked with Fernhill Heating.\"\n"
+        );
+        write(dir.path(), "memory/2026-03-15-0900.md", &note);
+        write_filler_notes(dir.path(), "2026-02", "- Walked to work.");
+        let hits = index(&dir).search("fernhill boiler", 5, None);
+        let first = hits.first().expect("a hit");
+        assert_eq!(first.start_line, 5, "{hits:#?}");
+        assert!(first.snippet.starts_with('…'), "{}", first.snippet);
+        assert!(
+            first
+                .snippet
+                .contains("the boiler service is booked with Fernhill Heating."),
+            "{}",
+            first.snippet
+        );
+    }
+
+    #[test]
     fn of_two_notes_of_one_day_recording_a_change_the_first_in_workspace_order_is_quoted() {
         let dir = TempDir::new().unwrap();
         write(dir.path(), "MEMORY.md", "# Memory\n\n- Gym: PureGym.\n");

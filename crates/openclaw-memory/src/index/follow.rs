@@ -120,8 +120,10 @@ impl MemoryIndex {
         let last = hits.last().map_or(0.0, |h| h.score);
         let followed = ranked.into_iter().find_map(|r| {
             let file = self.chunk_file(r.chunk)?;
-            (r.relevance >= floor && r.score >= self.ranking.min_score)
-                .then(|| window_hit(file, r.window, last * (r.score / top), false))
+            (r.relevance >= floor && r.score >= self.ranking.min_score).then(|| {
+                let focus = self.focus(file, r.window, &search.query.terms);
+                window_hit(file, r.window, last * (r.score / top), false, focus)
+            })
         });
         hits.extend(followed);
     }

@@ -285,7 +285,8 @@ impl MemoryIndex {
             chunk,
             |i| file.line(i),
         );
-        Some(window_hit(file, window, score, weak))
+        // Close in meaning, not by a word: quoted from its start.
+        Some(window_hit(file, window, score, weak, None))
     }
 }
 

@@ -145,7 +145,8 @@ impl MemoryIndex {
             if on_page(&hits, &file.path, r.window) {
                 continue;
             }
-            hits.push(window_hit(file, r.window, r.score, weak));
+            let focus = self.focus(file, r.window, &search.query.terms);
+            hits.push(window_hit(file, r.window, r.score, weak, focus));
             take_turn(&mut hits, &mut close, limit, 1);
             if hits.len() == limit {
                 break;
@@ -532,12 +533,13 @@ impl Search<'_> {
     }
 }
 
-/// The hit quoting lines `window` (0-based) of `file`.
+/// The hit quoting lines `window` (0-based) of `file`; `focus` as [`snippet::text`] takes it.
 pub(super) fn window_hit(
     file: &IndexedFile,
     window: LineRange,
     score: f32,
     weak: bool,
+    focus: Option<usize>,
 ) -> LocalHit {
     LocalHit {
         path: file.path.clone(),
@@ -545,7 +547,46 @@ pub(super) fn window_hit(
         end_line: window.end + 1,
         score,
         weak,
-        snippet: snippet::text(window, |i| file.line(i)),
+        snippet: snippet::text(window, |i| file.line(i), focus),
+    }
+}
+
+impl MemoryIndex {
+    /// Where the first word of lines `window` (0-based) of `file` holding one of `terms`
+    /// starts, as a byte offset into the lines joined by line breaks: what a long hit's quote
+    /// is centred on ([`snippet::text`]). `None` when the text is quoted whole anyway.
+    pub(super) fn focus(
+        &self,
+        file: &IndexedFile,
+        window: LineRange,
+        terms: &[Term],
+    ) -> Option<usize> {
+        let joined: usize = (window.start..=window.end)
+            .map(|i| file.line(i).len() + 1)
+            .sum();
+        if joined <= snippet::MAX_CHARS + 1 {
+            return None;
+        }
+        let mut offset = 0;
+        for i in window.start..=window.end {
+            let asked = file_terms(file, i, i)
+                .iter()
+                .position(|id| terms.iter().any(|t| t.id == *id));
+            if let Some(nth) = asked {
+                // The line's terms are its analysed words, one for one and in order.
+                let mut at = None;
+                let mut seen = 0;
+                self.analyzer.for_each_term_at(file.line(i), |_, start| {
+                    if seen == nth {
+                        at = Some(offset + start);
+                    }
+                    seen += 1;
+                });
+                return at;
+            }
+            offset += file.line(i).len() + 1;
+        }
+        None
     }
 }
 

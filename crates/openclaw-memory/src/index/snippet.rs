@@ -118,14 +118,42 @@ pub fn quoted<'a>(
     LineRange { start, end }
 }
 
-/// The quoted text of `window`, capped at [`MAX_CHARS`].
-pub fn text<'a>(window: LineRange, line: impl Fn(usize) -> &'a str) -> String {
+/// At least this much of a long hit's text is quoted after the first word it matched: when
+/// the word sits later than [`MAX_CHARS`] minus this, the quote starts shortly before it.
+const AFTER_FOCUS: usize = 200;
+
+/// How much is quoted before that word when the quote starts there.
+const BEFORE_FOCUS: usize = 100;
+
+/// The quoted text of `window`, capped at [`MAX_CHARS`]. `focus` is the byte offset, in the
+/// window's lines joined by line breaks, of the first word the hit matched: a long message or
+/// paragraph whose match lies past the cap is quoted from shortly before that word, marked
+/// with a leading `…`, rather than from its start without the words that matched.
+pub fn text<'a>(
+    window: LineRange,
+    line: impl Fn(usize) -> &'a str,
+    focus: Option<usize>,
+) -> String {
     let mut out = String::new();
     for i in window.start..=window.end {
         if i > window.start {
             out.push('\n');
         }
         out.push_str(line(i));
+    }
+    if out.len() <= MAX_CHARS {
+        return out;
+    }
+    if let Some(focus) = focus.filter(|&f| f + AFTER_FOCUS > MAX_CHARS && f < out.len()) {
+        let mut start = focus.saturating_sub(BEFORE_FOCUS);
+        while !out.is_char_boundary(start) {
+            start += 1;
+        }
+        // From the start of a word: just after the first space in the lead, if it has one.
+        if let Some(space) = out[start..focus].find(char::is_whitespace) {
+            start += space + 1;
+        }
+        out.replace_range(..start, "…");
     }
     if out.len() > MAX_CHARS {
         let mut cut = MAX_CHARS;
@@ -230,8 +258,36 @@ mod tests {
     #[test]
     fn long_text_is_cut_on_a_char_boundary() {
         let long = "é".repeat(MAX_CHARS);
-        let text = text(LineRange { start: 0, end: 0 }, |_| long.as_str());
+        let text = text(LineRange { start: 0, end: 0 }, |_| long.as_str(), None);
         assert!(text.ends_with('…'));
         assert!(text.len() <= MAX_CHARS + '…'.len_utf8());
+    }
+
+    #[test]
+    fn a_long_line_is_quoted_from_shortly_before_the_word_it_matched() {
+        let before = "So, about the weekend plans and everything else. ".repeat(30);
+        let line = format!("assistant: \"{before}The new landlord is Mrs Achebe.\"");
+        let focus = line.find("landlord").unwrap();
+        let window = LineRange { start: 0, end: 0 };
+        let quoted = text(window, |_| line.as_str(), Some(focus));
+        assert!(quoted.starts_with('…'), "{quoted}");
+        assert!(
+            quoted.contains("The new landlord is Mrs Achebe."),
+            "{quoted}"
+        );
+        assert!(quoted.len() <= MAX_CHARS + 2 * '…'.len_utf8());
+        // A word from the start: the lead begins after a space.
+        assert!(quoted["…".len()..].starts_with(|c: char| !c.is_whitespace()));
+        // Without a focus, or with one the first MAX_CHARS bytes show well, from the start.
+        assert!(text(window, |_| line.as_str(), None).starts_with("assistant:"));
+        assert!(text(window, |_| line.as_str(), Some(12)).starts_with("assistant:"));
+        // Multi-byte text before the word: still cut on character boundaries.
+        let line = format!("{}{}", "é".repeat(600), " ended: landlord");
+        let focus = line.find("landlord").unwrap();
+        let quoted = text(window, |_| line.as_str(), Some(focus));
+        assert!(
+            quoted.starts_with('…') && quoted.ends_with("landlord"),
+            "{quoted}"
+        );
     }
 }
