@@ -22,6 +22,7 @@ mod memory_embeddings;
 mod memory_gateway;
 mod memory_protocol;
 mod memory_python;
+mod memory_session_notes;
 mod openclaw_probe;
 mod register_clients;
 mod register_copilot_turn;
