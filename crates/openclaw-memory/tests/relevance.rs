@@ -1,6 +1,6 @@
 //! Measured relevance of the local search on the labelled sets under `tests/fixtures/`: the
 //! tuned set `relevance/` (generated workspace and queries with graded line spans; see its
-//! `generate.py`), the held-out sets `relevance-holdout/` to `relevance-holdout-8/`, each
+//! `generate.py`), the held-out sets `relevance-holdout/` to `relevance-holdout-9/`, each
 //! written separately and never tuned on, and the lookups set
 //! `relevance-lookups/` (queries made of a few words of one line of the tuned workspace, see its
 //! `generate.py`), tuned on like the tuned set, and the changes set `relevance-changes/` (facts
@@ -710,6 +710,9 @@ const ABLATIONS: &[(&str, Switch)] = &[
         o.source_notes_first = false;
     }),
     ("following the answer off", |o| o.follow_answer = false),
+    ("a message's own lines read whole", |o| {
+        o.message_lines = false;
+    }),
     ("coverage floors off", |o| {
         o.min_coverage = 0.0;
         o.relative_floor = 0.0;
@@ -914,8 +917,9 @@ const SEVENTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
 
 /// The eighth held-out set, measured once when it was added (issue 14, nineteenth round, after
 /// that round's reading of session-memory message lines): words only 0.558 / 0.556 / 7 of 21,
-/// +0.088 over plain BM25; with the model 0.599 / 0.607 / 7 of 21, +0.128. Regression floors,
-/// and the issue's margin over BM25 in both configurations.
+/// +0.088 over plain BM25; with the model 0.599 / 0.607 / 7 of 21, +0.128 (0.603 / 0.615 once a
+/// message was read by its own lines for meaning). Regression floors, and the issue's margin
+/// over BM25 in both configurations.
 const EIGHTH_HELD_OUT_FLOORS: Floors = Floors {
     ndcg: 0.53,
     recall: 0.53,
@@ -928,6 +932,26 @@ const EIGHTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     ndcg: 0.57,
     recall: 0.58,
     superseded_rate: 0.40,
+    bm25_margin: BM25_MARGIN,
+    no_answer_most: 2,
+};
+
+/// The ninth held-out set, measured once when it was added (issue 14, nineteenth round, with
+/// that round's final ranking): words only 0.534 / 0.544 / 2 of 20, +0.078 over plain BM25; with
+/// the model 0.578 / 0.596 / 4 of 20, +0.122. Regression floors, and the issue's margin over
+/// BM25 in both configurations.
+const NINTH_HELD_OUT_FLOORS: Floors = Floors {
+    ndcg: 0.51,
+    recall: 0.52,
+    superseded_rate: 0.20,
+    bm25_margin: BM25_MARGIN,
+    no_answer_most: 2,
+};
+
+const NINTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
+    ndcg: 0.55,
+    recall: 0.57,
+    superseded_rate: 0.30,
     bm25_margin: BM25_MARGIN,
     no_answer_most: 2,
 };
@@ -1090,8 +1114,16 @@ fn eighth_held_out() -> PathBuf {
     fixtures("relevance-holdout-8")
 }
 
+/// The ninth held-out set, written in issue 14's nineteenth round by a helper who read neither
+/// the code nor the other sets, in the same session-memory format as the eighth (a chemistry
+/// teacher near Hamilton, Ontario), so that a change for that format is decided on a set nobody
+/// had seen. Measured once.
+fn ninth_held_out() -> PathBuf {
+    fixtures("relevance-holdout-9")
+}
+
 /// Every held-out set, by name: what the pooled test pools.
-fn held_out_sets() -> [(&'static str, PathBuf); 8] {
+fn held_out_sets() -> [(&'static str, PathBuf); 9] {
     [
         ("held-out", held_out()),
         ("second held-out", second_held_out()),
@@ -1101,6 +1133,7 @@ fn held_out_sets() -> [(&'static str, PathBuf); 8] {
         ("sixth held-out", sixth_held_out()),
         ("seventh held-out", seventh_held_out()),
         ("eighth held-out", eighth_held_out()),
+        ("ninth held-out", ninth_held_out()),
     ]
 }
 
@@ -1324,8 +1357,19 @@ fn eighth_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
     )
 }
 
+/// The ninth held-out set: totals only, against the baseline from the same run.
+#[test]
+fn ninth_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
+    check_set(
+        "ninth held-out set",
+        &ninth_held_out(),
+        (&NINTH_HELD_OUT_FLOORS, &NINTH_HELD_OUT_EMBEDDED_FLOORS),
+        false,
+    )
+}
+
 /// The held-out sets as one: each set's interval is about ±0.06 wide, too wide to tell a
-/// small gain from none, and together (816 answerable queries, eight sets) they narrow it. Each
+/// small gain from none, and together (918 answerable queries, nine sets) they narrow it. Each
 /// set's own test holds its floors; pooled, both configurations must clear the issue's margin
 /// over plain BM25 with an interval clear of zero (measured over the first four when this test
 /// was added: +0.065 words only, +0.146 with the model).
@@ -1396,7 +1440,7 @@ fn held_out_sets_pooled_against_plain_bm25() -> anyhow::Result<()> {
 /// Least share of the hits returned to the held-out sets' answerable queries, pooled, that
 /// quote a graded span: a regression floor under what the sixteenth round of issue 14 measured
 /// (46.6 % words only, 48.4 % with the model; over seven sets since the eighteenth, 46.2 % and
-/// 47.8 %; over eight since the nineteenth, 46.0 % and 47.8 %), above the fifteenth round's
+/// 47.8 %; over nine since the nineteenth, 45.4 % and 47.2 %), above the fifteenth round's
 /// 42.3 % and 44.1 %,
 /// when every free place of a short page was filled with followed hits none of which was graded.
 /// A change that adds hits after the answers costs nothing in nDCG@5; this is what it costs.

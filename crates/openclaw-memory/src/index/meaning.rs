@@ -12,12 +12,14 @@
     reason = "line and file indexes of a loaded index fit in u32"
 )]
 
+use std::ops::Range;
+
 use crate::index::bm25::{ChunkId, TermId};
 use crate::index::chunk::{LineRange, is_heading};
 use crate::index::current::{self, Fact};
 use crate::index::cut;
 use crate::index::query::{CURRENT_DEPTH, file_terms, window_hit};
-use crate::index::{IndexedFile, LocalHit, MemoryIndex, snippet};
+use crate::index::{IndexedFile, LocalHit, MemoryIndex, snippet, transcript};
 
 /// Terms closest to the query (by IDF times similarity) whose sections are looked at. A close
 /// line's subject is a mask of them, so there are at most 64.
@@ -86,13 +88,20 @@ impl MemoryIndex {
             if file.superseded.binary_search(&(line as usize)).is_ok() {
                 continue;
             }
-            let (mut dot, mut length_sq) = (0.0_f32, 0.0_f32);
-            for &t in file_terms(file, line as usize, line as usize) {
-                dot += closeness.dot.get(t as usize).copied().unwrap_or(0.0);
-                length_sq += closeness.length_sq.get(t as usize).copied().unwrap_or(0.0);
-            }
-            if dot > 0.0 {
-                shortlist.push((dot / length_sq.sqrt(), slot, line));
+            let estimate = self.best_part(file, line as usize, |terms| {
+                let (mut dot, mut length_sq) = (0.0_f32, 0.0_f32);
+                for &t in terms {
+                    dot += closeness.dot.get(t as usize).copied().unwrap_or(0.0);
+                    length_sq += closeness.length_sq.get(t as usize).copied().unwrap_or(0.0);
+                }
+                if dot > 0.0 {
+                    dot / length_sq.sqrt()
+                } else {
+                    0.0
+                }
+            });
+            if estimate > 0.0 {
+                shortlist.push((estimate, slot, line));
             }
         }
         // In workspace order (path, then line), so that lines equally close keep the order a
@@ -118,12 +127,15 @@ impl MemoryIndex {
             };
             let line = line as usize;
             // A line is read under its heading: "- Dr. Okafor, Lakeside Dental" under "## Teeth".
-            read.clear();
-            if let Some(heading) = headings.above(slot, file, line) {
-                read.extend_from_slice(file_terms(file, heading, heading));
-            }
-            read.extend_from_slice(file_terms(file, line, line));
-            let similarity = vectors.line_similarity(&query, &closeness, &read, &mut sum);
+            let heading = headings.above(slot, file, line);
+            let similarity = self.best_part(file, line, |terms| {
+                read.clear();
+                if let Some(heading) = heading {
+                    read.extend_from_slice(file_terms(file, heading, heading));
+                }
+                read.extend_from_slice(terms);
+                vectors.line_similarity(&query, &closeness, &read, &mut sum)
+            });
             if similarity < least
                 || best.len() == depth && best.last().is_some_and(|b| b.similarity >= similarity)
             {
@@ -154,6 +166,53 @@ impl MemoryIndex {
         }
         best.truncate(most);
         best
+    }
+
+    /// The best `score` of what line `line` of `file` is read as for meaning: the line's terms
+    /// whole, or those of each of a message's own lines ([`Self::message_parts`]).
+    fn best_part(
+        &self,
+        file: &IndexedFile,
+        line: usize,
+        mut score: impl FnMut(&[TermId]) -> f32,
+    ) -> f32 {
+        let terms = file_terms(file, line, line);
+        match self.message_parts(file, line) {
+            Some(parts) => parts
+                .into_iter()
+                .map(|part| score(terms.get(part).unwrap_or_default()))
+                .fold(f32::NEG_INFINITY, f32::max),
+            None => score(terms),
+        }
+    }
+
+    /// A message of a session-memory note read for meaning by each of its own lines, as ranges
+    /// of the line's terms, its role word left out ([`RankOptions::message_lines`]). `None` for
+    /// any other line, which is read whole.
+    fn message_parts(&self, file: &IndexedFile, line: usize) -> Option<Vec<Range<usize>>> {
+        if !self.ranking.message_lines {
+            return None;
+        }
+        let text = file.line(line);
+        let lines = transcript::message_lines(text)?;
+        let count = file_terms(file, line, line).len();
+        // The line's terms are its analysed words, one for one and in order.
+        let mut parts: Vec<Option<Range<usize>>> = vec![None; lines.len()];
+        let mut nth = 0;
+        self.analyzer.for_each_term_at(text, |_, at| {
+            if let Some(i) = lines.iter().position(|l| l.contains(&at)) {
+                let part = parts[i].get_or_insert(nth..nth);
+                part.end = nth + 1;
+            }
+            nth += 1;
+        });
+        Some(
+            parts
+                .into_iter()
+                .flatten()
+                .filter(|p| p.end <= count)
+                .collect(),
+        )
     }
 
     /// The close lines with each group of statements of the same subject newest first, as
@@ -522,6 +581,31 @@ mod tests {
             ..RankOptions::default()
         };
         assert_eq!(quoted(off, preference), [note, user]);
+    }
+
+    #[test]
+    fn a_session_memory_message_is_as_close_as_its_closest_own_line() {
+        // A long message about the car whose last line is the medical one: summed whole, the
+        // car words drown it; read by its own lines, that line is as close as a note's.
+        let message = format!("user: \"{}\\nmedical\"", vec!["car"; 20].join(" "));
+        let note =
+            format!("# Session: 2026-01-20 09:00:00 UTC\n\n## Conversation Summary\n\n{message}\n");
+        let quoted = |ranking: RankOptions| -> Vec<(String, usize)> {
+            let notes = [("memory/2026-01-20-0900.md", note.as_str())];
+            let (_dir, index) = index_with(true, ranking, &notes);
+            index
+                .search("doctor", 5, None)
+                .iter()
+                .map(|h| (h.path.to_string(), h.start_line))
+                .collect()
+        };
+        let message_line = ("memory/2026-01-20-0900.md".to_owned(), 5);
+        assert!(quoted(RankOptions::default()).contains(&message_line));
+        let whole = RankOptions {
+            message_lines: false,
+            ..RankOptions::default()
+        };
+        assert!(!quoted(whole).contains(&message_line));
     }
 
     #[test]

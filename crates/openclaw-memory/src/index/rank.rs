@@ -95,6 +95,10 @@ pub struct RankOptions {
     /// its first hit's sentences that answer the query, other than the query's own, a note
     /// that names the answer ([`follow`](super::follow)).
     pub follow_answer: bool,
+    /// A message of an OpenClaw session-memory note (one line per message, its own line breaks
+    /// escaped) is as close in meaning as the closest of its own lines, the role word left out,
+    /// rather than the sum of all its words ([`transcript`](super::transcript)).
+    pub message_lines: bool,
     /// When the search is a guess (no section holds most of the query) and an embedding model
     /// is in use, the lines closest in meaning to the query, with at least this cosine
     /// similarity, take turns with the best windows of words. `None` turns it off. 0.25: on
@@ -125,6 +129,7 @@ impl Default for RankOptions {
             preference_directives: true,
             source_notes_first: true,
             follow_answer: true,
+            message_lines: true,
             meaning_similarity: Some(0.25),
         }
     }

@@ -62,6 +62,37 @@ pub fn message_pieces(line: &str) -> Option<Vec<Range<usize>>> {
     Some(pieces)
 }
 
+/// The byte ranges of a message line's own lines, the role left out: the message split at
+/// its escaped line breaks (`\n`, `\r`, `\u2028`, `\u2029`). `None` for any other line.
+pub fn message_lines(line: &str) -> Option<Vec<Range<usize>>> {
+    let pieces = message_pieces(line)?;
+    let role = pieces.first()?.end;
+    let end = line.len() - 1;
+    let bytes = line.as_bytes();
+    let mut out = Vec::new();
+    let mut start = role + 3;
+    let mut at = start;
+    while at < end {
+        if bytes[at] != b'\\' {
+            at += 1;
+            continue;
+        }
+        let escape = &line[at..];
+        let width = if escape.starts_with("\\u") { 6 } else { 2 };
+        let breaks = ["\\n", "\\r", "\\u2028", "\\u2029"]
+            .iter()
+            .any(|b| escape.starts_with(b));
+        if breaks {
+            out.push(start..at);
+            start = at + width;
+        }
+        at += width;
+    }
+    out.push(start..end);
+    out.retain(|r| !r.is_empty());
+    Some(out)
+}
+
 /// `line` as the reader of a note sees it: for a message line, the role, `: ` and the message
 /// with its escapes decoded (a line break inside it is a line break); any other line as it is.
 pub fn plain(line: &str) -> Cow<'_, str> {
@@ -104,6 +135,21 @@ mod tests {
             Some(vec!["assistant", "Line", "next — café"])
         );
         assert_eq!(pieces(r#"user: """#), Some(vec!["user"]));
+    }
+
+    #[test]
+    fn a_message_splits_into_its_own_lines() {
+        let line = r#"user: "ok\nsold the Peugeot\r\n- Niro \"new\"\u2028done\\nope""#;
+        let lines: Vec<&str> = message_lines(line)
+            .unwrap()
+            .into_iter()
+            .map(|r| &line[r])
+            .collect();
+        assert_eq!(
+            lines,
+            ["ok", "sold the Peugeot", r#"- Niro \"new\""#, r"done\\nope"]
+        );
+        assert_eq!(message_lines("- a note line"), None);
     }
 
     #[test]
