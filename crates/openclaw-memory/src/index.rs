@@ -109,6 +109,10 @@ struct IndexedFile {
     /// Lines holding a fact the notes mark as replaced: superseded `USER.md` directives and
     /// struck-through text with nothing current beside it. Sorted, 0-based.
     superseded: Vec<usize>,
+    /// Where each own line of a session-memory message starts, as indexes into `terms`
+    /// (sorted): a message line's terms from the first such start on, split at the next ones,
+    /// are its own lines without the role word ([`transcript::message_lines`]).
+    message_starts: Vec<u32>,
 }
 
 impl IndexedFile {

@@ -319,6 +319,7 @@ impl MemoryIndex {
             // Each line's first term is its first word.
             term_starts: prepared.line_words.into(),
             superseded: prepared.superseded,
+            message_starts: prepared.message_starts,
         };
         let mut tokens: Vec<TermId> = Vec::new();
         for range in prepared.chunks {

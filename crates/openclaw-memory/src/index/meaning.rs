@@ -187,32 +187,27 @@ impl MemoryIndex {
     }
 
     /// A message of a session-memory note read for meaning by each of its own lines, as ranges
-    /// of the line's terms, its role word left out ([`RankOptions::message_lines`]). `None` for
-    /// any other line, which is read whole.
+    /// of the line's terms, its role word left out ([`RankOptions::message_lines`]), from where
+    /// the index found them to start. `None` for any other line, which is read whole.
     fn message_parts(&self, file: &IndexedFile, line: usize) -> Option<Vec<Range<usize>>> {
         if !self.ranking.message_lines {
             return None;
         }
-        let text = file.line(line);
-        let lines = transcript::message_lines(text)?;
-        let count = file_terms(file, line, line).len();
-        // The line's terms are its analysed words, one for one and in order.
-        let mut parts: Vec<Option<Range<usize>>> = vec![None; lines.len()];
-        let mut nth = 0;
-        self.analyzer.for_each_term_at(text, |_, at| {
-            if let Some(i) = lines.iter().position(|l| l.contains(&at)) {
-                let part = parts[i].get_or_insert(nth..nth);
-                part.end = nth + 1;
-            }
-            nth += 1;
-        });
-        Some(
-            parts
-                .into_iter()
-                .flatten()
-                .filter(|p| p.end <= count)
-                .collect(),
-        )
+        let first = *file.term_starts.get(line)? as usize;
+        let end = *file.term_starts.get(line + 1)? as usize;
+        let starts = &file.message_starts;
+        let from = starts.partition_point(|&s| (s as usize) < first);
+        let to = starts.partition_point(|&s| (s as usize) < end);
+        let Some(starts) = starts.get(from..to).filter(|s| !s.is_empty()) else {
+            // A message without a word has no meaning to compare.
+            return transcript::message_lines(file.line(line)).map(|_| Vec::new());
+        };
+        let mut parts = Vec::with_capacity(starts.len());
+        for (i, &start) in starts.iter().enumerate() {
+            let next = starts.get(i + 1).map_or(end, |&n| n as usize);
+            parts.push(start as usize - first..next - first);
+        }
+        Some(parts)
     }
 
     /// The close lines with each group of statements of the same subject newest first, as

@@ -8,6 +8,7 @@ use std::sync::mpsc::{Receiver, sync_channel};
 
 use crate::index::chunk::{ChunkOptions, LineRange, chunk_lines};
 use crate::index::tokenize::Analyzer;
+use crate::index::transcript;
 use crate::paths::MemoryPath;
 use crate::store::{MAX_FILE_BYTES, OpenWorkspace, StoreError};
 
@@ -35,6 +36,9 @@ pub struct Prepared {
     pub word_ends: Vec<u32>,
     /// Line `i`'s words are `word_ends[line_words[i]..line_words[i + 1]]`.
     pub line_words: Vec<u32>,
+    /// Where each of a session-memory message's own lines starts, as indexes into the words
+    /// (sorted): see [`message_starts`].
+    pub message_starts: Vec<u32>,
 }
 
 impl Prepared {
@@ -69,9 +73,19 @@ impl Prepared {
         let mut words = String::with_capacity(text.len());
         let mut word_ends: Vec<u32> = Vec::with_capacity(text.len() / 6);
         let mut line_words: Vec<u32> = Vec::with_capacity(lines.len() + 1);
+        let mut message_starts: Vec<u32> = Vec::new();
         for line in &lines {
             line_words.push(offset(word_ends.len()));
-            analyzer.for_each_term(line, |word| {
+            let own_lines = transcript::message_lines(line);
+            let mut last_part = None;
+            analyzer.for_each_term_at(line, |word, at| {
+                if let Some(own_lines) = &own_lines {
+                    let part = own_lines.iter().position(|l| l.contains(&at));
+                    if part.is_some() && part != last_part {
+                        message_starts.push(offset(word_ends.len()));
+                        last_part = part;
+                    }
+                }
                 words.push_str(word);
                 word_ends.push(offset(words.len()));
             });
@@ -87,6 +101,7 @@ impl Prepared {
             words,
             word_ends,
             line_words,
+            message_starts,
         }
     }
 

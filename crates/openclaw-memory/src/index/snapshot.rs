@@ -37,7 +37,7 @@ use crate::store::{FileStamp, MemoryStore};
 /// First bytes of every index file.
 const MAGIC: &[u8; 8] = b"OCMEMIDX";
 /// Bumped by hand when the layout changes in a way the build identity would not show.
-const FORMAT_VERSION: u32 = 7;
+const FORMAT_VERSION: u32 = 8;
 /// Where the checksum sits: after the magic, the version and the build identity.
 const CHECKSUM_AT: usize = 8 + 4 + 32;
 /// The fixed header: the above, the checksum and the file's length.
@@ -123,6 +123,7 @@ struct FileEntryRef<'a> {
     terms: u64,
     chunks: &'a [u32],
     superseded: &'a [usize],
+    message_starts: &'a [u32],
 }
 
 #[derive(serde::Deserialize)]
@@ -134,6 +135,7 @@ struct FileEntry {
     terms: u64,
     chunks: Vec<u32>,
     superseded: Vec<usize>,
+    message_starts: Vec<u32>,
 }
 
 /// The table: everything small, decoded whole.
@@ -273,6 +275,7 @@ impl MemoryIndex {
                         terms: f.terms.len() as u64,
                         chunks: &f.chunks,
                         superseded: &f.superseded,
+                        message_starts: &f.message_starts,
                     }
                 })
             })
@@ -624,6 +627,7 @@ impl Area<'_> {
             terms,
             term_starts,
             superseded: entry.superseded,
+            message_starts: entry.message_starts,
         })
     }
 }
@@ -726,6 +730,11 @@ impl IndexedFile {
             && self.term_starts.len() == lines + 1
             && self.chunks.iter().all(|&c| (c as usize) < chunks)
             && self.superseded.iter().all(|&i| i < lines)
+            && self
+                .message_starts
+                .iter()
+                .all(|&i| (i as usize) < self.terms.len())
+            && self.message_starts.is_sorted()
     }
 }
 
@@ -782,6 +791,17 @@ mod tests {
             "memory/sub/2026-03-01.md",
             "- Laptop battery replaced.\n",
         );
+        write(
+            dir.path(),
+            "memory/2026-03-02-0930.md",
+            concat!(
+                "# Session: 2026-03-02 09:30:00 UTC\n\n## Conversation Summary\n\n",
+                r#"user: "ok\nthe laptop dock is back\n\nbattery fine""#,
+                "\n",
+                r#"assistant: "Noted.""#,
+                "\n",
+            ),
+        );
         dir
     }
 
@@ -816,6 +836,21 @@ mod tests {
         let mut saved = built(dir.path());
         let mut loaded = reload(&saved, dir.path());
         assert_eq!(answers(&loaded), answers(&saved));
+        // A session-memory message's own lines come back where they start.
+        let starts = |index: &MemoryIndex| -> Vec<Vec<u32>> {
+            index
+                .files
+                .iter()
+                .flatten()
+                .map(|f| f.message_starts.clone())
+                .collect()
+        };
+        assert!(
+            starts(&saved).iter().any(|s| s.len() == 4),
+            "{:?}",
+            starts(&saved)
+        );
+        assert_eq!(starts(&loaded), starts(&saved));
         assert_eq!(
             loaded.lexicon.saved_words().collect::<Vec<_>>(),
             saved.lexicon.saved_words().collect::<Vec<_>>()

@@ -168,6 +168,7 @@ mod tests {
             terms: vec![1, 2, 3, 4, 5].into(),
             term_starts: vec![0, 2, 5].into(),
             superseded: Vec::new(),
+            message_starts: Vec::new(),
         };
         let mut other = IndexedFile {
             text: Text::Owned("odd length".into()),
