@@ -4,7 +4,8 @@
 //! `JSON.stringify` writes it (`user: "ok\nthe new landlord is Mrs Achebe"`). A line break
 //! inside a message is the two characters `\n`, so read as plain text the word after it would
 //! be glued to an `n` ("nthe"). Here a message's escapes are what they stand for: separators
-//! between words.
+//! between words, and its escaped line breaks the ends of its own lines, which the meaning of a
+//! long message is read by.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -12,8 +13,8 @@ use std::ops::Range;
 /// The roles the hook writes.
 const ROLES: [&str; 2] = ["user: \"", "assistant: \""];
 
-/// The pieces of a message line between its escapes, each with its byte offset in `line`:
-/// the role first, then the text of the message split at every escape. `None` when `line` is
+/// The byte ranges in `line` of a message line's pieces between its escapes: the role word
+/// first, then the text of the message split at every escape. `None` when `line` is
 /// not a message line (no role, no closing quote, a bare quote inside or an escape
 /// `JSON.stringify` never writes), which is then read as plain text.
 ///
