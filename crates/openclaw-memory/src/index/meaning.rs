@@ -5,7 +5,7 @@
 //! the index already holds, so no vector is stored per line; its closeness to the query is
 //! their cosine. A message of a session-memory note is as close as the closest of its own
 //! lines, so a long reply does not drown the line that answers (measured on two held-out sets in
-//! that format, +0.004 and +0.013). Only the lines of the sections holding most of the terms
+//! that format, +0.005 and +0.013). Only the lines of the sections holding most of the terms
 //! closest to the query are scored. (An earlier approximation weighted the words by IDF instead of the model's own
 //! row lengths and took them as orthogonal: 0.015 nDCG@5 better on the tuned set, 0.041 worse
 //! on the held-out one. Without the heading, 0.021, 0.028 and 0.012 worse on the three sets.)
