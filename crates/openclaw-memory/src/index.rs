@@ -111,7 +111,7 @@ struct IndexedFile {
     superseded: Vec<usize>,
     /// Where each own line of a session-memory message starts, as indexes into `terms`
     /// (sorted): a message line's terms from the first such start on, split at the next ones,
-    /// are its own lines without the role word ([`transcript::message_lines`]).
+    /// are its own lines without the role word ([`transcript::Message::own_lines`]).
     message_starts: Vec<u32>,
 }
 

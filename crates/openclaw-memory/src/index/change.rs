@@ -277,7 +277,7 @@ impl MemoryIndex {
         }
         let change =
             self.recorded_change(file, hit.start_line.saturating_sub(1), hit.end_line - 1)?;
-        self.line_hit(change.file, change.line, hit.score, hit.weak)
+        self.line_hit(change.file, change.line, hit.score, hit.weak, None)
     }
 
     /// Whether a dated note records a change of lines `start..=end` (0-based) of the undated

@@ -212,7 +212,7 @@ impl MemoryIndex {
         let to = starts.partition_point(|&s| (s as usize) < end);
         let Some(starts) = starts.get(from..to).filter(|s| !s.is_empty()) else {
             // A message without a word has no meaning to compare.
-            return transcript::message_lines(file.line(line)).map(|_| Vec::new());
+            return transcript::message(file.line(line)).map(|_| Vec::new());
         };
         let mut parts = Vec::with_capacity(starts.len());
         for (i, &start) in starts.iter().enumerate() {
@@ -322,38 +322,26 @@ impl MemoryIndex {
     /// The hit quoting a close line, marked weak: a guess. A long message found by one of its
     /// own lines is quoted from shortly before that line ([`snippet::text`]).
     pub(super) fn close_hit(&self, close: Close) -> Option<LocalHit> {
-        let mut hit = self.line_hit(close.file, close.line as usize, close.similarity, true)?;
-        if close.from_term > 0 {
+        let line = close.line as usize;
+        let focus = if close.from_term > 0 {
             let file = self.file_in(close.file)?;
-            let line = close.line as usize;
-            let window = LineRange {
-                start: hit.start_line - 1,
-                end: hit.end_line - 1,
-            };
-            let mut seen = 0;
-            let mut focus = None;
-            self.analyzer.for_each_term_at(file.line(line), |_, at| {
-                if seen == close.from_term {
-                    focus = Some(at);
-                }
-                seen += 1;
-            });
-            // The close line is the window's first: offsets in it are offsets in the quote.
-            if window.start == line {
-                hit.snippet = snippet::text(window, |i| file.line(i), focus);
-            }
-        }
-        Some(hit)
+            self.term_at(file, line, close.from_term as usize)
+        } else {
+            None
+        };
+        self.line_hit(close.file, line, close.similarity, true, focus)
     }
 
     /// The hit quoting line `line` of the file in slot `file`: the line, or a lone heading with
-    /// the lines under it.
+    /// the lines under it. `focus` is an offset in the line, the quote's first, as
+    /// [`snippet::text`] takes it.
     pub(super) fn line_hit(
         &self,
         file: u32,
         line: usize,
         score: f32,
         weak: bool,
+        focus: Option<usize>,
     ) -> Option<LocalHit> {
         let file = self.file_in(file)?;
         let chunk = file
@@ -373,8 +361,7 @@ impl MemoryIndex {
             chunk,
             |i| file.line(i),
         );
-        // Close in meaning, not by a word: quoted from its start.
-        Some(window_hit(file, window, score, weak, None))
+        Some(window_hit(file, window, score, weak, focus))
     }
 }
 

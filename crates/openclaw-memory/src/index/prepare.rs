@@ -76,14 +76,16 @@ impl Prepared {
         let mut message_starts: Vec<u32> = Vec::new();
         for line in &lines {
             line_words.push(offset(word_ends.len()));
-            let own_lines = transcript::message_lines(line);
-            let mut last_part = None;
+            // A message's own lines, in order as its words are: the first word of each starts it.
+            let mut own_lines = transcript::message(line).map(|m| m.own_lines(line).peekable());
+            let mut started = None;
             analyzer.for_each_term_at(line, |word, at| {
-                if let Some(own_lines) = &own_lines {
-                    let part = own_lines.iter().position(|l| l.contains(&at));
-                    if part.is_some() && part != last_part {
+                if let Some(own_lines) = own_lines.as_mut() {
+                    while own_lines.next_if(|l| l.end <= at).is_some() {}
+                    let own = own_lines.peek().filter(|l| l.contains(&at));
+                    if let Some(own) = own.filter(|l| started != Some(l.start)) {
+                        started = Some(own.start);
                         message_starts.push(offset(word_ends.len()));
-                        last_part = part;
                     }
                 }
                 words.push_str(word);

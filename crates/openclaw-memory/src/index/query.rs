@@ -573,20 +573,24 @@ impl MemoryIndex {
                 .iter()
                 .position(|id| terms.iter().any(|t| t.id == *id));
             if let Some(nth) = asked {
-                // The line's terms are its analysed words, one for one and in order.
-                let mut at = None;
-                let mut seen = 0;
-                self.analyzer.for_each_term_at(file.line(i), |_, start| {
-                    if seen == nth {
-                        at = Some(offset + start);
-                    }
-                    seen += 1;
-                });
-                return at;
+                return self.term_at(file, i, nth).map(|at| offset + at);
             }
             offset += file.line(i).len() + 1;
         }
         None
+    }
+
+    /// Where the `nth` term of line `line` (0-based) of `file` starts in the line, in bytes.
+    pub(super) fn term_at(&self, file: &IndexedFile, line: usize, nth: usize) -> Option<usize> {
+        // The line's terms are its analysed words, one for one and in order.
+        let (mut at, mut seen) = (None, 0);
+        self.analyzer.for_each_term_at(file.line(line), |_, start| {
+            if seen == nth {
+                at = Some(start);
+            }
+            seen += 1;
+        });
+        at
     }
 }
 

@@ -183,14 +183,13 @@ impl Analyzer {
     )]
     pub fn for_each_term_at(&self, text: &str, mut emit: impl FnMut(&str, usize)) {
         let mut word = String::with_capacity(32);
-        match transcript::message_pieces(text) {
-            Some(pieces) => {
-                for piece in pieces {
-                    let at = piece.start;
-                    split_words(&text[piece], &mut word, |w, offset| emit(w, at + offset));
-                }
-            }
-            None => split_words(text, &mut word, emit),
+        let Some(message) = transcript::message(text) else {
+            split_words(text, &mut word, emit);
+            return;
+        };
+        for piece in std::iter::once(message.role.clone()).chain(message.pieces(text)) {
+            let at = piece.start;
+            split_words(&text[piece], &mut word, |w, offset| emit(w, at + offset));
         }
     }
 

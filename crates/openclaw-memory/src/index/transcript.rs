@@ -13,98 +13,118 @@ use std::ops::Range;
 /// The roles the hook writes.
 const ROLES: [&str; 2] = ["user: \"", "assistant: \""];
 
-/// The byte ranges in `line` of a message line's pieces between its escapes: the role word
-/// first, then the text of the message split at every escape. `None` when `line` is
-/// not a message line (no role, no closing quote, a bare quote inside or an escape
-/// `JSON.stringify` never writes), which is then read as plain text.
-///
-/// Every escape `JSON.stringify` writes stands for a character that is not part of a word: a
-/// quote, a backslash, a control character, U+2028 or U+2029 (it writes every other character
-/// as it is, `é` and `ø` included).
-pub fn message_pieces(line: &str) -> Option<Vec<Range<usize>>> {
+/// The escapes that end one of a message's own lines.
+const LINE_BREAKS: [&str; 4] = ["\\n", "\\r", "\\u2028", "\\u2029"];
+
+/// A message line, checked: byte ranges of its role word and of its text between the quotes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// The role word (`user`, `assistant`).
+    pub role: Range<usize>,
+    /// The text between the quotes, escapes as written.
+    text: Range<usize>,
+}
+
+/// `line` as a message line, or `None` when it is not one: no role, no closing quote, a bare
+/// quote inside, or an escape `JSON.stringify` never writes. Such a line is read as plain
+/// text. Nothing is allocated.
+pub fn message(line: &str) -> Option<Message> {
     let role = ROLES.iter().find(|role| line.starts_with(**role))?;
     let end = line.len().checked_sub(1)?;
     if end < role.len() || !line.ends_with('"') {
         return None;
     }
     let bytes = line.as_bytes();
-    // The role word, without `: "`.
-    let mut pieces = Vec::with_capacity(4);
-    pieces.push(0..role.len() - 3);
-    let mut start = role.len();
-    let mut at = start;
+    let mut at = role.len();
     while at < end {
-        match bytes[at] {
+        at += match bytes[at] {
             b'"' => return None,
-            b'\\' => {
-                let width = match bytes.get(at + 1) {
-                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => 2,
-                    Some(b'u')
-                        if bytes
-                            .get(at + 2..at + 6)
-                            .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)) =>
-                    {
-                        6
-                    }
-                    _ => return None,
-                };
-                if at + width > end {
-                    return None;
-                }
-                pieces.push(start..at);
-                at += width;
-                start = at;
-            }
-            _ => at += 1,
-        }
+            b'\\' => escape_width(bytes, at, end)?,
+            _ => 1,
+        };
     }
-    pieces.push(start..end);
-    pieces.retain(|piece| !piece.is_empty());
-    Some(pieces)
+    Some(Message {
+        role: 0..role.len() - 3,
+        text: role.len()..end,
+    })
 }
 
-/// The byte ranges of a message line's own lines, the role left out: the message split at
-/// its escaped line breaks (`\n`, `\r`, `\u2028`, `\u2029`). `None` for any other line.
-pub fn message_lines(line: &str) -> Option<Vec<Range<usize>>> {
-    let pieces = message_pieces(line)?;
-    let role = pieces.first()?.end;
-    let end = line.len() - 1;
-    let bytes = line.as_bytes();
-    let mut out = Vec::new();
-    let mut start = role + 3;
-    let mut at = start;
-    while at < end {
-        if bytes[at] != b'\\' {
-            at += 1;
-            continue;
+/// The length of the escape at `at`, or `None` for one `JSON.stringify` never writes or one
+/// running past `end`.
+fn escape_width(bytes: &[u8], at: usize, end: usize) -> Option<usize> {
+    let width = match bytes.get(at + 1)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
+        b'u' if bytes
+            .get(at + 2..at + 6)
+            .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)) =>
+        {
+            6
         }
-        let escape = &line[at..];
-        let width = if escape.starts_with("\\u") { 6 } else { 2 };
-        let breaks = ["\\n", "\\r", "\\u2028", "\\u2029"]
-            .iter()
-            .any(|b| escape.starts_with(b));
-        if breaks {
-            out.push(start..at);
-            start = at + width;
-        }
-        at += width;
+        _ => return None,
+    };
+    (at + width <= end).then_some(width)
+}
+
+impl Message {
+    /// The text's pieces between its escapes, as non-empty byte ranges of `line`. Every escape
+    /// `JSON.stringify` writes stands for a character that is not part of a word: a quote, a
+    /// backslash, a control character, U+2028 or U+2029 (it writes every other character as
+    /// it is, `é` and `ø` included).
+    pub fn pieces<'a>(&self, line: &'a str) -> impl Iterator<Item = Range<usize>> + use<'a> {
+        self.split(line, |_| true)
     }
-    out.push(start..end);
-    out.retain(|r| !r.is_empty());
-    Some(out)
+
+    /// The message's own lines, the text split at its escaped line breaks (`\n`, `\r`,
+    /// `\u2028`, `\u2029`), as non-empty byte ranges of `line`.
+    pub fn own_lines<'a>(&self, line: &'a str) -> impl Iterator<Item = Range<usize>> + use<'a> {
+        self.split(line, |escape| LINE_BREAKS.contains(&escape))
+    }
+
+    /// The text split at the escapes `at` accepts, empty parts left out.
+    fn split<'a, F: Fn(&str) -> bool + 'a>(
+        &self,
+        line: &'a str,
+        at: F,
+    ) -> impl Iterator<Item = Range<usize>> + use<'a, F> {
+        let bytes = line.as_bytes();
+        let end = self.text.end;
+        let (mut from, mut next) = (Some(self.text.start), self.text.start);
+        std::iter::from_fn(move || {
+            while let Some(start) = from {
+                // The next escape `at` accepts, or the end of the text.
+                let mut cut = None;
+                while next < end && cut.is_none() {
+                    if bytes[next] == b'\\' {
+                        let width = escape_width(bytes, next, end).unwrap_or(1);
+                        if at(&line[next..next + width]) {
+                            cut = Some(next..next + width);
+                        }
+                        next += width;
+                    } else {
+                        next += 1;
+                    }
+                }
+                from = cut.as_ref().map(|escape| escape.end);
+                let part = start..cut.map_or(end, |escape| escape.start);
+                if !part.is_empty() {
+                    return Some(part);
+                }
+            }
+            None
+        })
+    }
 }
 
 /// `line` as the reader of a note sees it: for a message line, the role, `: ` and the message
 /// with its escapes decoded (a line break inside it is a line break); any other line as it is.
 pub fn plain(line: &str) -> Cow<'_, str> {
-    let Some(pieces) = message_pieces(line) else {
+    let Some(message) = message(line) else {
         return Cow::Borrowed(line);
     };
-    let role = pieces.first().map_or("", |r| &line[r.clone()]);
-    let quoted = &line[role.len() + 2..];
-    // `message_pieces` checked the escapes, but not that `\u` ones pair as UTF-16 surrogates.
-    match serde_json::from_str::<String>(quoted) {
-        Ok(message) => Cow::Owned(format!("{role}: {message}")),
+    let role = &line[message.role.clone()];
+    // `message` checked the escapes, but not that `\u` ones pair as UTF-16 surrogates.
+    match serde_json::from_str::<String>(&line[message.text.start - 1..]) {
+        Ok(text) => Cow::Owned(format!("{role}: {text}")),
         Err(_) => Cow::Borrowed(line),
     }
 }
@@ -115,8 +135,15 @@ mod tests {
 
     use super::*;
 
+    /// The role word, then the pieces, as text.
     fn pieces(line: &str) -> Option<Vec<&str>> {
-        message_pieces(line).map(|ranges| ranges.into_iter().map(|r| &line[r]).collect())
+        let message = message(line)?;
+        let pieces = message.pieces(line).map(|r| &line[r]);
+        Some(
+            std::iter::once(&line[message.role.clone()])
+                .chain(pieces)
+                .collect(),
+        )
     }
 
     #[test]
@@ -141,16 +168,13 @@ mod tests {
     #[test]
     fn a_message_splits_into_its_own_lines() {
         let line = r#"user: "ok\nsold the Peugeot\r\n- Niro \"new\"\u2028done\\nope""#;
-        let lines: Vec<&str> = message_lines(line)
-            .unwrap()
-            .into_iter()
-            .map(|r| &line[r])
-            .collect();
+        let message = message(line).unwrap();
+        let lines: Vec<&str> = message.own_lines(line).map(|r| &line[r]).collect();
         assert_eq!(
             lines,
             ["ok", "sold the Peugeot", r#"- Niro \"new\""#, r"done\\nope"]
         );
-        assert_eq!(message_lines("- a note line"), None);
+        assert_eq!(super::message("- a note line"), None);
     }
 
     #[test]
