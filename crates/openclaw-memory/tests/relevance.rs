@@ -1,7 +1,9 @@
 //! Measured relevance of the local search on the labelled sets under `tests/fixtures/`: the
 //! tuned set `relevance/` (generated workspace and queries with graded line spans; see its
-//! `generate.py`), the held-out sets `relevance-holdout/` to `relevance-holdout-9/`, each
-//! written separately and never tuned on, and the lookups set
+//! `generate.py`), the held-out sets `relevance-holdout/` to `relevance-holdout-10/` (but the
+//! eighth), each written separately and never tuned on, the eighth set `relevance-holdout-8/`
+//! (OpenClaw's session-memory notes: held out when it was measured, tuned on since issue 14's
+//! twentieth round), and the lookups set
 //! `relevance-lookups/` (queries made of a few words of one line of the tuned workspace, see its
 //! `generate.py`), tuned on like the tuned set, and the changes set `relevance-changes/` (facts
 //! that change over time, with a partly stale `MEMORY.md`; written by a helper who read neither
@@ -915,12 +917,13 @@ const SEVENTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     no_answer_most: 2,
 };
 
-/// The eighth held-out set, measured once when it was added (issue 14, nineteenth round, after
-/// that round's reading of session-memory message lines): words only 0.558 / 0.556 / 7 of 21,
-/// +0.088 over plain BM25; with the model 0.599 / 0.607 / 7 of 21, +0.128 (0.603 / 0.615 once a
-/// message was read by its own lines for meaning). Regression floors, and the issue's margin
-/// over BM25 in both configurations.
-const EIGHTH_HELD_OUT_FLOORS: Floors = Floors {
+/// The eighth set, measured once while held out (issue 14, nineteenth round, after that round's
+/// reading of session-memory message lines): words only 0.558 / 0.556 / 7 of 21, +0.088 over
+/// plain BM25; with the model 0.599 / 0.607 / 7 of 21, +0.128 (0.603 / 0.615 once a message was
+/// read by its own lines for meaning). A tuning set since the twentieth round (0.560 and 0.605
+/// once a title's stop no longer cut a sentence that following reads). Regression floors, and
+/// the issue's margin over BM25 in both configurations.
+const EIGHTH_SET_FLOORS: Floors = Floors {
     ndcg: 0.53,
     recall: 0.53,
     superseded_rate: 0.40,
@@ -928,7 +931,7 @@ const EIGHTH_HELD_OUT_FLOORS: Floors = Floors {
     no_answer_most: 2,
 };
 
-const EIGHTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
+const EIGHTH_SET_EMBEDDED_FLOORS: Floors = Floors {
     ndcg: 0.57,
     recall: 0.58,
     superseded_rate: 0.40,
@@ -952,6 +955,28 @@ const NINTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     ndcg: 0.55,
     recall: 0.57,
     superseded_rate: 0.30,
+    bm25_margin: BM25_MARGIN,
+    no_answer_most: 2,
+};
+
+/// The tenth held-out set, measured once when it was added (issue 14, twentieth round, with
+/// that round's final ranking): words only 0.553 / 0.532 / 7 of 21, +0.047 over plain BM25 (95 %
+/// interval −0.005 to +0.099), under the issue's +0.05: the first held-out set where words alone
+/// miss that margin, so its words-only margin floor is a regression floor at +0.03, as the sixth
+/// set's; with the model 0.593 / 0.573 / 9 of 21, +0.087. Regression floors otherwise, and the
+/// issue's margin with the model.
+const TENTH_HELD_OUT_FLOORS: Floors = Floors {
+    ndcg: 0.52,
+    recall: 0.50,
+    superseded_rate: 0.45,
+    bm25_margin: 0.03,
+    no_answer_most: 2,
+};
+
+const TENTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
+    ndcg: 0.56,
+    recall: 0.54,
+    superseded_rate: 0.50,
     bm25_margin: BM25_MARGIN,
     no_answer_most: 2,
 };
@@ -1106,11 +1131,13 @@ fn seventh_held_out() -> PathBuf {
     fixtures("relevance-holdout-7")
 }
 
-/// The eighth held-out set, written in issue 14's nineteenth round by a helper who read neither
-/// the code nor the other sets: most notes are what OpenClaw's own `session-memory` hook writes
-/// at a reset (`memory/YYYY-MM-DD-HHMM.md`, one JSON-quoted line per message, many longer than a
-/// hit's 700-byte quote), the rest the agent's own daily notes. Measured once.
-fn eighth_held_out() -> PathBuf {
+/// The eighth set, written in issue 14's nineteenth round by a helper who read neither the code
+/// nor the other sets: most notes are what OpenClaw's own `session-memory` hook writes at a
+/// reset (`memory/YYYY-MM-DD-HHMM.md`, one JSON-quoted line per message, many longer than a
+/// hit's 700-byte quote), the rest the agent's own daily notes. Held out while the nineteenth
+/// round measured it; since the twentieth it is a tuning set, the only one of session notes, and
+/// its per-query results are read (its folder keeps its name).
+fn eighth_set() -> PathBuf {
     fixtures("relevance-holdout-8")
 }
 
@@ -1120,6 +1147,15 @@ fn eighth_held_out() -> PathBuf {
 /// had seen. Measured once.
 fn ninth_held_out() -> PathBuf {
     fixtures("relevance-holdout-9")
+}
+
+/// The tenth held-out set, written in issue 14's twentieth round by a helper who read neither
+/// the code nor the other sets, in the session-memory format (a community nurse near Dunedin;
+/// about a fifth of the notes named by a slug instead of the time, as the hook's `llmSlug`
+/// option names them, and names taken twice suffixed `-2`). Measured once, with the round's
+/// final ranking.
+fn tenth_held_out() -> PathBuf {
+    fixtures("relevance-holdout-10")
 }
 
 /// Every held-out set, by name: what the pooled test pools.
@@ -1132,18 +1168,19 @@ fn held_out_sets() -> [(&'static str, PathBuf); 9] {
         ("fifth held-out", fifth_held_out()),
         ("sixth held-out", sixth_held_out()),
         ("seventh held-out", seventh_held_out()),
-        ("eighth held-out", eighth_held_out()),
         ("ninth held-out", ninth_held_out()),
+        ("tenth held-out", tenth_held_out()),
     ]
 }
 
 /// Every set the ablation and the ceiling cover, by name: the tuned set, the held-out sets,
-/// the lookups and the changes.
+/// the lookups, the changes and the eighth set (session notes, tuned on since it was measured).
 fn every_set() -> Vec<(&'static str, PathBuf)> {
     let mut sets = vec![("tuned", fixtures("relevance"))];
     sets.extend(held_out_sets());
     sets.push(("lookups", fixtures("relevance-lookups")));
     sets.push(("changes", fixtures("relevance-changes")));
+    sets.push(("eighth (tuning)", eighth_set()));
     sets
 }
 
@@ -1346,14 +1383,15 @@ fn seventh_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
     )
 }
 
-/// The eighth held-out set: totals only, against the baseline from the same run.
+/// The eighth set, session notes, a tuning set since the twentieth round: its misses are
+/// listed like the other tuning sets'.
 #[test]
-fn eighth_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
+fn eighth_set_session_notes_against_plain_bm25() -> anyhow::Result<()> {
     check_set(
-        "eighth held-out set",
-        &eighth_held_out(),
-        (&EIGHTH_HELD_OUT_FLOORS, &EIGHTH_HELD_OUT_EMBEDDED_FLOORS),
-        false,
+        "eighth set (session notes, tuned on since round 20)",
+        &eighth_set(),
+        (&EIGHTH_SET_FLOORS, &EIGHTH_SET_EMBEDDED_FLOORS),
+        true,
     )
 }
 
@@ -1364,6 +1402,17 @@ fn ninth_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
         "ninth held-out set",
         &ninth_held_out(),
         (&NINTH_HELD_OUT_FLOORS, &NINTH_HELD_OUT_EMBEDDED_FLOORS),
+        false,
+    )
+}
+
+/// The tenth held-out set: totals only, against the baseline from the same run.
+#[test]
+fn tenth_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
+    check_set(
+        "tenth held-out set",
+        &tenth_held_out(),
+        (&TENTH_HELD_OUT_FLOORS, &TENTH_HELD_OUT_EMBEDDED_FLOORS),
         false,
     )
 }
@@ -1440,7 +1489,8 @@ fn held_out_sets_pooled_against_plain_bm25() -> anyhow::Result<()> {
 /// Least share of the hits returned to the held-out sets' answerable queries, pooled, that
 /// quote a graded span: a regression floor under what the sixteenth round of issue 14 measured
 /// (46.6 % words only, 48.4 % with the model; over seven sets since the eighteenth, 46.2 % and
-/// 47.8 %; over nine since the nineteenth, 45.4 % and 47.2 %), above the fifteenth round's
+/// 47.8 %; over nine since the nineteenth, 45.4 % and 47.2 %; over the nine of the twentieth,
+/// the eighth out and the tenth in, 45.6 % and 47.1 %), above the fifteenth round's
 /// 42.3 % and 44.1 %,
 /// when every free place of a short page was filled with followed hits none of which was graded.
 /// A change that adds hits after the answers costs nothing in nDCG@5; this is what it costs.
