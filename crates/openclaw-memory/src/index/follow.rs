@@ -129,7 +129,9 @@ impl MemoryIndex {
     }
 }
 
-/// The sentences of `lines`: each line, cut after a `.`, `;`, `!` or `?` followed by a space.
+/// The sentences of `lines`: each line, cut after a `.`, `;`, `!` or `?` followed by a space,
+/// but not after the stop of a title ("Dentist: Dra. Inácia Rebelo, Rua de Ceuta" is one
+/// sentence: cut after "Dra.", the name it gives was never followed).
 fn sentences<'a>(lines: &[&'a str]) -> Vec<&'a str> {
     let mut out = Vec::new();
     for line in lines {
@@ -137,7 +139,8 @@ fn sentences<'a>(lines: &[&'a str]) -> Vec<&'a str> {
         let mut chars = line.char_indices().peekable();
         while let Some((at, c)) = chars.next() {
             let ends = matches!(c, '.' | ';' | '!' | '?')
-                && chars.peek().is_none_or(|&(_, next)| next.is_whitespace());
+                && chars.peek().is_none_or(|&(_, next)| next.is_whitespace())
+                && !(c == '.' && title(&line[start..at]));
             if ends {
                 out.push(&line[start..=at]);
                 start = at + 1;
@@ -150,6 +153,17 @@ fn sentences<'a>(lines: &[&'a str]) -> Vec<&'a str> {
     out
 }
 
+/// Whether `text` ends in a title or a short abbreviation, whose stop ends no sentence: a
+/// capitalised word of at most three letters ("Dr", "Dra", "Mrs", "St").
+fn title(text: &str) -> bool {
+    let word = text
+        .rsplit(|c: char| !c.is_alphabetic())
+        .next()
+        .unwrap_or_default();
+    let letters = word.chars().count();
+    (1..=3).contains(&letters) && word.chars().next().is_some_and(char::is_uppercase)
+}
+
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
@@ -160,12 +174,15 @@ mod tests {
             super::sentences(&[
                 "Bouldering at the Depot; sent it. Dr.Who at 2.5 pm!",
                 "- Veg box is from Abel & Cole now",
+                "- Dentist: Dra. Inácia Rebelo, St. Paul's Rd. Booked. Ok. Done.",
             ]),
             [
                 "Bouldering at the Depot;",
                 " sent it.",
                 " Dr.Who at 2.5 pm!",
-                "- Veg box is from Abel & Cole now"
+                "- Veg box is from Abel & Cole now",
+                "- Dentist: Dra. Inácia Rebelo, St. Paul's Rd. Booked.",
+                " Ok. Done.",
             ]
         );
     }
