@@ -101,6 +101,9 @@ struct IndexedFile {
     line_starts: Ids,
     chunks: Vec<ChunkId>,
     day: Option<i64>,
+    /// When in its day a session-memory note was saved, in seconds after midnight, as its
+    /// first line says ([`transcript::session_time`]); `None` for every other file.
+    time: Option<u32>,
     /// The terms of every line, in order, back to back (what `locate` reads instead of
     /// re-tokenizing); line `i`'s are `terms[term_starts[i]..term_starts[i + 1]]`. One
     /// allocation per file rather than one per line.
@@ -1073,6 +1076,39 @@ mod tests {
                     .starts_with(r#"user: "quick one\nBrightwater"#)
             );
         }
+    }
+
+    #[test]
+    fn of_two_sessions_of_one_day_the_later_states_the_current_fact() {
+        let dir = TempDir::new().unwrap();
+        // The evening's session is named by a slug (the hook's `llmSlug` option), which sorts
+        // after the morning's time, and both match the query as well: only the time in each
+        // note's first line says which came later.
+        write(
+            dir.path(),
+            "memory/2026-03-14-0910.md",
+            "# Session: 2026-03-14 09:10:00 Europe/Lisbon\n\n## Conversation Summary\n\n\
+             user: \"booked Friday dinner with Rui at Tasca do Cais, Friday dinner with Rui at 8\"\n",
+        );
+        write(
+            dir.path(),
+            "memory/2026-03-14-dinner-moved.md",
+            "# Session: 2026-03-14 21:40:00 Europe/Lisbon\n\n## Conversation Summary\n\n\
+             user: \"change of plan\\nFriday dinner with Rui moved to Cantina Lumen, the place by \
+             the river that does the grilled fish: the other one had a burst pipe and cancelled \
+             every booking this week\"\n",
+        );
+        write_filler_notes(dir.path(), "2026-02", "- Walked to work.");
+        let hits = index(&dir).search("friday dinner with rui", 5, None);
+        let pages: Vec<String> = hits.iter().map(|h| h.path.to_string()).collect();
+        assert_eq!(
+            pages[..2],
+            [
+                "memory/2026-03-14-dinner-moved.md",
+                "memory/2026-03-14-0910.md"
+            ],
+            "{hits:#?}"
+        );
     }
 
     #[test]

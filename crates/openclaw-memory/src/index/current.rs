@@ -1,7 +1,7 @@
 //! Which fact is current. Windows that hold the same query words state something about the
 //! same subject; when several do, they are one group, and the group's places in the ranking
-//! go to its members newest note first, a fact the notes mark as replaced after every one
-//! that is not. An undated file (the curated MEMORY.md and USER.md, a note without a date in
+//! go to its members newest note first (of two sessions of one day, the later by the time its
+//! note gives), a fact the notes mark as replaced after every one that is not. An undated file (the curated MEMORY.md and USER.md, a note without a date in
 //! its name) holds the state as of the newest note, so it counts as new as the group's newest
 //! dated statement, and between the two relevance decides (unless a note records leaving its
 //! value: see [`change`](super::change)). No score threshold decides it:
@@ -17,6 +17,9 @@ pub struct Fact {
     pub terms: u64,
     /// The note's day; `None` for undated files (the curated ones, notes named without a date).
     pub day: Option<i64>,
+    /// When in its day the note was saved, where it says (a session-memory note); `None` for
+    /// every other file.
+    pub time: Option<u32>,
     /// Every matching line of the window is marked replaced (superseded, struck through).
     pub replaced: bool,
 }
@@ -66,6 +69,7 @@ pub fn newest_first<T>(
         let day = |i: usize| facts[i].day.or(newest);
         let mut members = places.clone();
         members.sort_by_key(|&i| (facts[i].replaced, std::cmp::Reverse(day(i)), i));
+        later_first(&mut members, &facts, day);
         for (&place, &member) in places.iter().zip(&members) {
             order[place] = member;
             done[place] = true;
@@ -73,6 +77,32 @@ pub fn newest_first<T>(
     }
     let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
     order.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+/// Within each run of `members` of one day (and as replaced), the ones whose notes say when
+/// in the day they were saved take the places the timed ones hold, later first; the others
+/// keep theirs. Two sessions of one day state a fact and then its change ("the plan is Lisbon
+/// on Friday", then "Friday moved to Porto"), and nothing but the time tells them apart; a
+/// daily note of that day says nothing of when, so relevance keeps deciding its place.
+fn later_first(members: &mut [usize], facts: &[Fact], day: impl Fn(usize) -> Option<i64>) {
+    let mut start = 0;
+    while start < members.len() {
+        let first = members[start];
+        let run = members[start..]
+            .iter()
+            .take_while(|&&i| facts[i].replaced == facts[first].replaced && day(i) == day(first))
+            .count();
+        let block = &mut members[start..start + run];
+        let places: Vec<usize> = (0..block.len())
+            .filter(|&at| facts[block[at]].time.is_some())
+            .collect();
+        let mut timed: Vec<usize> = places.iter().map(|&at| block[at]).collect();
+        timed.sort_by_key(|&i| std::cmp::Reverse(facts[i].time));
+        for (&at, member) in places.iter().zip(timed) {
+            block[at] = member;
+        }
+        start += run;
+    }
 }
 
 #[cfg(test)]
@@ -86,7 +116,15 @@ mod tests {
             subject,
             terms: subject,
             day,
+            time: None,
             replaced,
+        }
+    }
+
+    fn at(fact: Fact, time: u32) -> Fact {
+        Fact {
+            time: Some(time),
+            ..fact
         }
     }
 
@@ -129,5 +167,29 @@ mod tests {
             ("user", f(0b11, None, false)),
         ];
         assert_eq!(order(items), ["memory", "user"]);
+    }
+
+    #[test]
+    fn two_sessions_of_one_day_come_later_first_and_a_daily_note_keeps_its_place() {
+        // Morning and evening sessions of day 20, that day's daily note between them by
+        // relevance, an older note, and another subject in the middle.
+        let items = vec![
+            ("morning", at(f(0b11, Some(20), false), 9 * 3600)),
+            ("daily", f(0b11, Some(20), false)),
+            ("other", at(f(0b01, Some(20), false), 8 * 3600)),
+            ("older", at(f(0b11, Some(19), false), 23 * 3600)),
+            ("evening", at(f(0b11, Some(20), false), 21 * 3600)),
+        ];
+        assert_eq!(
+            order(items),
+            ["evening", "daily", "other", "morning", "older"]
+        );
+        // Replaced statements stay last, whatever their time.
+        let items = vec![
+            ("early", at(f(0b11, Some(20), false), 8 * 3600)),
+            ("late struck", at(f(0b11, Some(20), true), 22 * 3600)),
+            ("late", at(f(0b11, Some(20), false), 20 * 3600)),
+        ];
+        assert_eq!(order(items), ["late", "early", "late struck"]);
     }
 }

@@ -255,6 +255,7 @@ impl MemoryIndex {
                 subject: key.map_or(0, |q| 1 << q),
                 terms,
                 day: file.and_then(|f| f.day),
+                time: file.and_then(|f| f.time),
                 // A guess never quotes a replaced fact.
                 replaced: false,
             }

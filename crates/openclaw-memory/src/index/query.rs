@@ -391,6 +391,7 @@ impl MemoryIndex {
             terms: mask,
             // Undated files (MEMORY.md, USER.md, notes named without a date) have none.
             day: self.chunk_file(r.chunk).and_then(|f| f.day),
+            time: self.chunk_file(r.chunk).and_then(|f| f.time),
             replaced: r.replaced,
         }
     }

@@ -30,6 +30,7 @@ use crate::index::lexicon::Lexicon;
 use crate::index::mapped::{Backing, Ids, Region, Text};
 use crate::index::rank::RankOptions;
 use crate::index::tokenize::Analyzer;
+use crate::index::transcript;
 use crate::index::{ChunkInfo, IndexedFile, MemoryIndex};
 use crate::paths::MemoryPath;
 use crate::store::{FileStamp, MemoryStore};
@@ -616,9 +617,11 @@ impl Area<'_> {
         let term_starts = next(entry.lines.checked_add(1)?)?;
         let text = self.text(*ids_at, entry.text_len)?;
         *ids_at = ids_at.checked_add(entry.text_len.div_ceil(4))?;
+        let day = entry.path.note_day();
         Some(IndexedFile {
-            // Derived from the path, not trusted from the file.
-            day: entry.path.note_day(),
+            // Derived from the path and the text, not trusted from the file.
+            day,
+            time: day.and_then(|day| transcript::session_time(text.bytes(), day)),
             path: entry.path,
             stamp: entry.stamp,
             text,
@@ -851,6 +854,12 @@ mod tests {
             starts(&saved)
         );
         assert_eq!(starts(&loaded), starts(&saved));
+        // So does when in its day the session was saved, read again from the mapped text.
+        let times = |index: &MemoryIndex| -> Vec<Option<u32>> {
+            index.files.iter().flatten().map(|f| f.time).collect()
+        };
+        assert!(times(&saved).contains(&Some(9 * 3600 + 30 * 60)));
+        assert_eq!(times(&loaded), times(&saved));
         assert_eq!(
             loaded.lexicon.saved_words().collect::<Vec<_>>(),
             saved.lexicon.saved_words().collect::<Vec<_>>()

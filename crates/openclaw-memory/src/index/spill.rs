@@ -165,6 +165,7 @@ mod tests {
             line_starts: vec![0, 13].into(),
             chunks: vec![0],
             day: None,
+            time: None,
             terms: vec![1, 2, 3, 4, 5].into(),
             term_starts: vec![0, 2, 5].into(),
             superseded: Vec::new(),

@@ -5,7 +5,8 @@
 //! inside a message is the two characters `\n`, so read as plain text the word after it would
 //! be glued to an `n` ("nthe"). Here a message's escapes are what they stand for: separators
 //! between words, and its escaped line breaks the ends of its own lines, which the meaning of a
-//! long message is read by.
+//! long message is read by. The note's first line, `# Session: YYYY-MM-DD HH:MM:SS <zone>`, says
+//! when the session was saved, which orders two notes of one day ([`session_time`]).
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -129,6 +130,33 @@ pub fn plain(line: &str) -> Cow<'_, str> {
     }
 }
 
+/// The hook's first line of a note: `# Session: `, the local date and time, the time zone.
+const SESSION_HEADER: &str = "# Session: ";
+
+/// When in its day a session-memory note was saved, in seconds after midnight, read from its
+/// first line (`# Session: 2025-03-04 21:05:09 Europe/Lisbon`), which the hook writes in the
+/// same local time as the date in the note's name. `None` when the note does not start so, or
+/// its date is not `day` (the note's day by its name): a renamed or hand-written note says
+/// nothing about its time.
+pub fn session_time(text: &[u8], day: i64) -> Option<u32> {
+    let rest = text.strip_prefix(SESSION_HEADER.as_bytes())?;
+    let date = std::str::from_utf8(rest.get(..10)?).ok()?;
+    if crate::paths::parse_day(date)? != day {
+        return None;
+    }
+    let time = rest.get(10..)?.strip_prefix(b" ")?.get(..8)?;
+    if time[2] != b':' || time[5] != b':' {
+        return None;
+    }
+    let two = |at: usize| -> Option<u32> {
+        let (tens, ones) = (time[at], time[at + 1]);
+        (tens.is_ascii_digit() && ones.is_ascii_digit())
+            .then(|| u32::from(tens - b'0') * 10 + u32::from(ones - b'0'))
+    };
+    let (hours, minutes, seconds) = (two(0)?, two(3)?, two(6)?);
+    (hours < 24 && minutes < 60 && seconds < 60).then_some(hours * 3600 + minutes * 60 + seconds)
+}
+
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
@@ -206,6 +234,35 @@ mod tests {
             r#"User: "quoted""#,
         ] {
             assert_eq!(pieces(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_session_note_says_when_in_its_day_it_was_saved() {
+        let day = crate::paths::parse_day("2025-03-04").unwrap();
+        let note =
+            "# Session: 2025-03-04 21:05:09 Europe/Lisbon\n\n- **Session Key**: agent:main:main\n";
+        assert_eq!(
+            session_time(note.as_bytes(), day),
+            Some(21 * 3600 + 5 * 60 + 9)
+        );
+        assert_eq!(
+            session_time(b"# Session: 2025-03-04 00:00:00 UTC", day),
+            Some(0)
+        );
+        // Another day than the name's, a daily note's heading, a broken time: no time.
+        assert_eq!(session_time(note.as_bytes(), day + 1), None);
+        assert_eq!(session_time(b"# 2025-03-04\n\n- ran 5 km\n", day), None);
+        for broken in [
+            "# Session: 2025-03-04 25:00:00 UTC",
+            "# Session: 2025-03-04 21:60:00 UTC",
+            "# Session: 2025-03-04 2105:09 UTC",
+            "# Session: 2025-03-04 21:05",
+            "# Session: 2025-03-04",
+            "# Session: 2025-03-04 ٢١:05:09 UTC",
+            "- # Session: 2025-03-04 21:05:09 UTC",
+        ] {
+            assert_eq!(session_time(broken.as_bytes(), day), None, "{broken}");
         }
     }
 }
