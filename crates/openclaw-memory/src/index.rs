@@ -564,11 +564,13 @@ mod tests {
     #[test]
     fn equal_hits_rank_as_a_fresh_build_ranks_them_whatever_was_edited_since() {
         let dir = TempDir::new().unwrap();
-        for name in ["alpha", "beta", "gamma"] {
+        // The same words, told apart by their stops only: equal hits, but not one quote
+        // repeated (a page quotes a text once).
+        for (name, stop) in [("alpha", "."), ("beta", "!"), ("gamma", "…")] {
             write(
                 dir.path(),
                 &format!("memory/{name}.md"),
-                &format!("# {name}\n\n- Dinner was ramen again.\n"),
+                &format!("# {name}\n\n- Dinner was ramen again{stop}\n"),
             );
         }
         write_filler_notes(dir.path(), "2025-04", "- Walked to work.");
@@ -588,15 +590,13 @@ mod tests {
 
     #[test]
     fn equal_candidates_past_the_cut_are_kept_as_a_fresh_build_keeps_them() {
-        // More notes holding the same line than the search ranks windows of (50 for a page
-        // of 5): which of them it keeps must not follow the order they were indexed in.
+        // More notes holding the same words than the search ranks windows of (50 for a page
+        // of 5): which of them it keeps must not follow the order they were indexed in. (Each
+        // line ends in its own number of stops: equal hits, no quote repeated.)
         let dir = TempDir::new().unwrap();
+        let line = |i: usize| format!("- Dinner was ramen again{}\n", ".".repeat(i + 1));
         for i in 0..80 {
-            write(
-                dir.path(),
-                &format!("memory/n{i:02}.md"),
-                "- Dinner was ramen again.\n",
-            );
+            write(dir.path(), &format!("memory/n{i:02}.md"), &line(i));
         }
         write_filler_notes(dir.path(), "2025-04", "- Walked to work.");
         let mut index = index(&dir);
@@ -604,7 +604,7 @@ mod tests {
             write(
                 dir.path(),
                 &format!("memory/n{i:02}.md"),
-                "- Dinner was ramen again.\n\n",
+                &format!("{}\n", line(i)),
             );
         }
         let edited = as_a_fresh_build(&mut index, &dir, "ramen");
@@ -803,15 +803,16 @@ mod tests {
     #[test]
     fn recency_prefers_the_newer_of_two_dated_notes_but_never_decays_memory_md() {
         let dir = TempDir::new().unwrap();
+        // The same words in each, but not the same quote (a page quotes a text once).
         write(
             dir.path(),
             "memory/2026-01-01.md",
-            "- laptop is a ThinkPad\n",
+            "- laptop is a ThinkPad.\n",
         );
         write(
             dir.path(),
             "memory/2026-06-01.md",
-            "- laptop is a ThinkPad\n",
+            "- laptop is a ThinkPad!\n",
         );
         write(dir.path(), "MEMORY.md", "- laptop is a ThinkPad\n");
         // The decay alone: otherwise the newest note, which restates the curated line, would
@@ -1076,6 +1077,44 @@ mod tests {
                     .starts_with(r#"user: "quick one\nBrightwater"#)
             );
         }
+    }
+
+    #[test]
+    fn a_page_quotes_a_text_once() {
+        let dir = TempDir::new().unwrap();
+        // One line written into three daily notes, and the note that says more.
+        for day in ["2026-04-01", "2026-04-08", "2026-04-15"] {
+            write(
+                dir.path(),
+                &format!("memory/{day}.md"),
+                "- Bought a birthday present for a classmate's party (Matilde).\n",
+            );
+        }
+        write(
+            dir.path(),
+            "memory/2026-03-02.md",
+            "- Matilde's birthday party: Trampolim Parque, Saturday at 15:00.\n",
+        );
+        write_filler_notes(dir.path(), "2026-02", "- Walked to work.");
+        let texts = |index: &MemoryIndex| -> Vec<String> {
+            index
+                .search("matilde birthday party", 5, None)
+                .into_iter()
+                .map(|h| h.snippet)
+                .collect()
+        };
+        let distinct = texts(&index(&dir));
+        assert_eq!(distinct.len(), 2, "{distinct:#?}");
+        assert_ne!(distinct[0], distinct[1]);
+        // Off, the same line fills the page three times.
+        let repeated = texts(&index_with(
+            &dir,
+            RankOptions {
+                distinct_quotes: false,
+                ..RankOptions::default()
+            },
+        ));
+        assert_eq!(repeated.len(), 4, "{repeated:#?}");
     }
 
     #[test]

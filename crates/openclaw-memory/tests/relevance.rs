@@ -715,6 +715,7 @@ const ABLATIONS: &[(&str, Switch)] = &[
     ("a message's own lines read whole", |o| {
         o.message_lines = false;
     }),
+    ("one quote per text off", |o| o.distinct_quotes = false),
     ("coverage floors off", |o| {
         o.min_coverage = 0.0;
         o.relative_floor = 0.0;

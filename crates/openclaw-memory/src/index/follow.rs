@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use crate::index::bm25::TermId;
 use crate::index::lexicon::QueryTerm;
-use crate::index::query::{MAX_QUERY_TERMS, Query, Search, Term, on_page, window_hit};
+use crate::index::query::{MAX_QUERY_TERMS, Query, Search, Term, on_page, quoted, window_hit};
 use crate::index::transcript;
 use crate::index::{LocalHit, MemoryIndex};
 
@@ -120,10 +120,12 @@ impl MemoryIndex {
         let last = hits.last().map_or(0.0, |h| h.score);
         let followed = ranked.into_iter().find_map(|r| {
             let file = self.chunk_file(r.chunk)?;
-            (r.relevance >= floor && r.score >= self.ranking.min_score).then(|| {
-                let focus = self.focus(file, r.window, &search.query.terms);
-                window_hit(file, r.window, last * (r.score / top), false, focus)
-            })
+            if r.relevance < floor || r.score < self.ranking.min_score {
+                return None;
+            }
+            let focus = self.focus(file, r.window, &search.query.terms);
+            let hit = window_hit(file, r.window, last * (r.score / top), false, focus);
+            (!(self.ranking.distinct_quotes && quoted(hits, &hit))).then_some(hit)
         });
         hits.extend(followed);
     }

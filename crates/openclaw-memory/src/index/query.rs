@@ -146,13 +146,29 @@ impl MemoryIndex {
                 continue;
             }
             let focus = self.focus(file, r.window, &search.query.terms);
-            hits.push(window_hit(file, r.window, r.score, weak, focus));
-            take_turn(&mut hits, &mut close, limit, 1);
+            let hit = window_hit(file, r.window, r.score, weak, focus);
+            if self.ranking.distinct_quotes && quoted(&hits, &hit) {
+                continue;
+            }
+            hits.push(hit);
+            take_turn(
+                &mut hits,
+                &mut close,
+                limit,
+                1,
+                self.ranking.distinct_quotes,
+            );
             if hits.len() == limit {
                 break;
             }
         }
-        take_turn(&mut hits, &mut close, limit, limit);
+        take_turn(
+            &mut hits,
+            &mut close,
+            limit,
+            limit,
+            self.ranking.distinct_quotes,
+        );
         if self.ranking.recorded_changes {
             hits = self.changes_first(hits, limit);
         }
@@ -601,9 +617,22 @@ pub(super) fn on_page(hits: &[LocalHit], path: &MemoryPath, window: LineRange) -
         .any(|h| h.path == *path && h.start_line <= window.end + 1 && window.start < h.end_line)
 }
 
+/// Whether a hit on the page quotes exactly what `hit` quotes (surrounding whitespace aside).
+pub(super) fn quoted(hits: &[LocalHit], hit: &LocalHit) -> bool {
+    let text = hit.snippet.trim();
+    hits.iter().any(|h| h.snippet.trim() == text)
+}
+
 /// Moves up to `turns` hits from the end of `waiting` to `hits` (up to `limit`), skipping
-/// those overlapping a hit already there.
-fn take_turn(hits: &mut Vec<LocalHit>, waiting: &mut Vec<LocalHit>, limit: usize, turns: usize) {
+/// those overlapping a hit already there and, when `distinct`, those quoting what one there
+/// quotes.
+fn take_turn(
+    hits: &mut Vec<LocalHit>,
+    waiting: &mut Vec<LocalHit>,
+    limit: usize,
+    turns: usize,
+    distinct: bool,
+) {
     let mut taken = 0;
     while taken < turns && hits.len() < limit {
         let Some(next) = waiting.pop() else { break };
@@ -612,7 +641,7 @@ fn take_turn(hits: &mut Vec<LocalHit>, waiting: &mut Vec<LocalHit>, limit: usize
                 && h.start_line <= next.end_line + 1
                 && next.start_line <= h.end_line + 1
         });
-        if !overlapping {
+        if !(overlapping || distinct && quoted(hits, &next)) {
             hits.push(next);
             taken += 1;
         }

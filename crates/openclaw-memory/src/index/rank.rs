@@ -99,6 +99,11 @@ pub struct RankOptions {
     /// escaped) is as close in meaning as the closest of its own lines, the role word left out,
     /// rather than the sum of all its words ([`transcript`](super::transcript)).
     pub message_lines: bool,
+    /// A page quotes a text once: a window or a close line quoting exactly what a hit already
+    /// on the page quotes is passed over for the next ("Bought a birthday present for a
+    /// classmate's party" from two daily notes, one assistant reply from four sessions), since
+    /// the second quote tells a reader nothing the first did not.
+    pub distinct_quotes: bool,
     /// When the search is a guess (no section holds most of the query) and an embedding model
     /// is in use, the lines closest in meaning to the query, with at least this cosine
     /// similarity, take turns with the best windows of words. `None` turns it off. 0.25: on
@@ -130,6 +135,7 @@ impl Default for RankOptions {
             source_notes_first: true,
             follow_answer: true,
             message_lines: true,
+            distinct_quotes: true,
             meaning_similarity: Some(0.25),
         }
     }
