@@ -1,12 +1,12 @@
 //! Which fact is current. Windows that hold the same query words state something about the
 //! same subject; when several do, they are one group, and the group's places in the ranking
 //! go to its members newest note first (of two sessions of one day, the later by the time its
-//! note gives), a fact the notes mark as replaced after every one that is not. An undated file (the curated MEMORY.md and USER.md, a note without a date in
-//! its name) holds the state as of the newest note, so it counts as new as the group's newest
-//! dated statement, and between the two relevance decides (unless a note records leaving its
-//! value: see [`change`](super::change)). No score threshold decides it:
-//! relevance says which subjects make the page, dates say which statement of a subject comes
-//! first.
+//! note gives), a fact the notes mark as replaced after every one that is not. An undated file
+//! (the curated MEMORY.md and USER.md, a note without a date in its name) holds the state as of
+//! the newest note, so it counts as new as the group's newest dated statement, and between the
+//! two relevance decides (unless a note records leaving its value: see
+//! [`change`](super::change)). No score threshold decides it: relevance says which subjects
+//! make the page, dates say which statement of a subject comes first.
 
 /// What ordering within a group needs to know of one ranked window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
