@@ -1,6 +1,6 @@
 //! Measured relevance of the local search on the labelled sets under `tests/fixtures/`: the
 //! tuned set `relevance/` (generated workspace and queries with graded line spans; see its
-//! `generate.py`), the held-out sets `relevance-holdout/` to `relevance-holdout-10/` (but the
+//! `generate.py`), the held-out sets `relevance-holdout/` to `relevance-holdout-11/` (but the
 //! eighth), each written separately and never tuned on, the eighth set `relevance-holdout-8/`
 //! (OpenClaw's session-memory notes: held out when it was measured, tuned on since issue 14's
 //! twentieth round), and the lookups set
@@ -982,6 +982,28 @@ const TENTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
     no_answer_most: 2,
 };
 
+/// The eleventh held-out set, measured once when it was added (issue 14, twentieth round, with
+/// that round's final ranking, which no result of this set changed): words only 0.594 / 0.614 /
+/// 11 of 20, +0.027 over plain BM25 (95 % interval −0.025 to +0.077); with the model 0.598 /
+/// 0.617 / 12 of 20, +0.031 (−0.021 to +0.081). Plain BM25 puts a superseded fact first on
+/// only 6 of 20. Neither configuration reaches the issue's margin over BM25, nor its stale
+/// target: these are regression floors, the margin's at "not below BM25".
+const ELEVENTH_HELD_OUT_FLOORS: Floors = Floors {
+    ndcg: 0.56,
+    recall: 0.58,
+    superseded_rate: 0.60,
+    bm25_margin: 0.0,
+    no_answer_most: 2,
+};
+
+const ELEVENTH_HELD_OUT_EMBEDDED_FLOORS: Floors = Floors {
+    ndcg: 0.56,
+    recall: 0.58,
+    superseded_rate: 0.65,
+    bm25_margin: 0.0,
+    no_answer_most: 2,
+};
+
 /// The lookups set (words only and with the model alike: nDCG@5 0.968, recall@5 1.000;
 /// plain BM25 0.952, which a query made of one line's words suits best). 0.935 / 0.975 before
 /// the eleventh round's rule that a lookup's statement is not displaced by the same sentence
@@ -1159,8 +1181,16 @@ fn tenth_held_out() -> PathBuf {
     fixtures("relevance-holdout-10")
 }
 
+/// The eleventh held-out set, written in issue 14's twentieth round by a helper who read neither
+/// the code nor the other sets, after that round's last ranking change (a bakery-café owner in
+/// Ljubljana; daily notes with timed entries, session-memory notes and topic notes without a
+/// date). Measured once, with that ranking.
+fn eleventh_held_out() -> PathBuf {
+    fixtures("relevance-holdout-11")
+}
+
 /// Every held-out set, by name: what the pooled test pools.
-fn held_out_sets() -> [(&'static str, PathBuf); 9] {
+fn held_out_sets() -> [(&'static str, PathBuf); 10] {
     [
         ("held-out", held_out()),
         ("second held-out", second_held_out()),
@@ -1171,6 +1201,7 @@ fn held_out_sets() -> [(&'static str, PathBuf); 9] {
         ("seventh held-out", seventh_held_out()),
         ("ninth held-out", ninth_held_out()),
         ("tenth held-out", tenth_held_out()),
+        ("eleventh held-out", eleventh_held_out()),
     ]
 }
 
@@ -1418,8 +1449,22 @@ fn tenth_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
     )
 }
 
+/// The eleventh held-out set: totals only, against the baseline from the same run.
+#[test]
+fn eleventh_held_out_totals_against_plain_bm25() -> anyhow::Result<()> {
+    check_set(
+        "eleventh held-out set",
+        &eleventh_held_out(),
+        (
+            &ELEVENTH_HELD_OUT_FLOORS,
+            &ELEVENTH_HELD_OUT_EMBEDDED_FLOORS,
+        ),
+        false,
+    )
+}
+
 /// The held-out sets as one: each set's interval is about ±0.06 wide, too wide to tell a
-/// small gain from none, and together (918 answerable queries, nine sets) they narrow it. Each
+/// small gain from none, and together (1,020 answerable queries, ten sets) they narrow it. Each
 /// set's own test holds its floors; pooled, both configurations must clear the issue's margin
 /// over plain BM25 with an interval clear of zero (measured over the first four when this test
 /// was added: +0.065 words only, +0.146 with the model).
@@ -1491,14 +1536,16 @@ fn held_out_sets_pooled_against_plain_bm25() -> anyhow::Result<()> {
 /// quote a graded span: a regression floor under what the sixteenth round of issue 14 measured
 /// (46.6 % words only, 48.4 % with the model; over seven sets since the eighteenth, 46.2 % and
 /// 47.8 %; over nine since the nineteenth, 45.4 % and 47.2 %; over the nine of the twentieth,
-/// the eighth out and the tenth in, 45.6 % and 47.1 %), above the fifteenth round's
+/// the eighth out and the tenth in, 45.6 % and 47.1 %, then 45.7 % and 47.3 % with one quote
+/// per text; with the eleventh set added, 45.3 % and 46.8 %, so the floor with the model moved
+/// from 47 % to 46 % with the pool, not with the ranking), above the fifteenth round's
 /// 42.3 % and 44.1 %,
 /// when every free place of a short page was filled with followed hits none of which was graded.
 /// A change that adds hits after the answers costs nothing in nDCG@5; this is what it costs.
 /// Pooled by hits, so it rewards short pages: the nDCG@5 and recall floors are what keep a page
 /// from being cut to raise it.
 const POOLED_GRADED_SHARE: f64 = 0.45;
-const POOLED_EMBEDDED_GRADED_SHARE: f64 = 0.47;
+const POOLED_EMBEDDED_GRADED_SHARE: f64 = 0.46;
 
 /// The held-out sets' totals as one set.
 struct Pooled {
