@@ -346,8 +346,12 @@ impl MemoryIndex {
                         continue;
                     }
                     for line in info.range.start..=info.range.end {
+                        if !file_terms(note, line, line).contains(&term) {
+                            continue;
+                        }
+                        // Decoded only for the lines holding the value's word.
                         let text = transcript::plain(note.line(line));
-                        if !file_terms(note, line, line).contains(&term) || !may_leave(&text) {
+                        if !may_leave(&text) {
                             continue;
                         }
                         let said = words(&text);
