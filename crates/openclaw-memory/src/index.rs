@@ -118,6 +118,14 @@ struct IndexedFile {
     message_starts: Vec<u32>,
 }
 
+/// A note's day, from its name, and when in that day it was saved, from its first line
+/// ([`transcript::session_time`]): what a freshly read file and one loaded from a saved index
+/// both derive, neither trusted from the saved file.
+fn note_when(path: &MemoryPath, text: &[u8]) -> (Option<i64>, Option<u32>) {
+    let day = path.note_day();
+    (day, day.and_then(|day| transcript::session_time(text, day)))
+}
+
 impl IndexedFile {
     fn line_count(&self) -> usize {
         self.line_starts.len()

@@ -11,8 +11,7 @@ use crate::index::lexicon::Lexicon;
 use crate::index::mapped::Text;
 use crate::index::prepare::{PARALLEL_MIN_FILES, Prepared, ahead};
 use crate::index::spill::Spill;
-use crate::index::transcript;
-use crate::index::{ChunkInfo, IndexedFile, MemoryIndex, RefreshStats};
+use crate::index::{ChunkInfo, IndexedFile, MemoryIndex, RefreshStats, note_when};
 use crate::paths::MemoryPath;
 use crate::store::{FileStamp, OpenWorkspace, StoreError};
 
@@ -309,10 +308,10 @@ impl MemoryIndex {
         let mut terms: Vec<TermId> = Vec::with_capacity(prepared.word_ends.len());
         let (lexicon, bm25) = (&mut self.lexicon, &mut self.bm25);
         terms.extend(prepared.words().map(|word| lexicon.intern(word, bm25)));
-        let day = path.note_day();
+        let (day, time) = note_when(&path, prepared.text.as_bytes());
         let mut file = IndexedFile {
             day,
-            time: day.and_then(|day| transcript::session_time(prepared.text.as_bytes(), day)),
+            time,
             path: path.clone(),
             stamp,
             text: Text::Owned(prepared.text),

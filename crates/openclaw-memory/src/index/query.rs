@@ -402,12 +402,13 @@ impl MemoryIndex {
         let key = (0..query.terms.len())
             .filter(|q| mask & (1 << q) != 0)
             .max_by(|a, b| query.terms[*a].idf.total_cmp(&query.terms[*b].idf));
+        let file = self.chunk_file(r.chunk);
         Fact {
             subject: key.map_or(0, |q| 1 << q),
             terms: mask,
             // Undated files (MEMORY.md, USER.md, notes named without a date) have none.
-            day: self.chunk_file(r.chunk).and_then(|f| f.day),
-            time: self.chunk_file(r.chunk).and_then(|f| f.time),
+            day: file.and_then(|f| f.day),
+            time: file.and_then(|f| f.time),
             replaced: r.replaced,
         }
     }

@@ -30,8 +30,7 @@ use crate::index::lexicon::Lexicon;
 use crate::index::mapped::{Backing, Ids, Region, Text};
 use crate::index::rank::RankOptions;
 use crate::index::tokenize::Analyzer;
-use crate::index::transcript;
-use crate::index::{ChunkInfo, IndexedFile, MemoryIndex};
+use crate::index::{ChunkInfo, IndexedFile, MemoryIndex, note_when};
 use crate::paths::MemoryPath;
 use crate::store::{FileStamp, MemoryStore};
 
@@ -617,11 +616,10 @@ impl Area<'_> {
         let term_starts = next(entry.lines.checked_add(1)?)?;
         let text = self.text(*ids_at, entry.text_len)?;
         *ids_at = ids_at.checked_add(entry.text_len.div_ceil(4))?;
-        let day = entry.path.note_day();
+        let (day, time) = note_when(&entry.path, text.bytes());
         Some(IndexedFile {
-            // Derived from the path and the text, not trusted from the file.
             day,
-            time: day.and_then(|day| transcript::session_time(text.bytes(), day)),
+            time,
             path: entry.path,
             stamp: entry.stamp,
             text,
