@@ -49,7 +49,6 @@ mod transcript;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::UNIX_EPOCH;
 
 use rustc_hash::FxHashMap;
 
@@ -130,17 +129,6 @@ fn note_when(path: &MemoryPath, text: &[u8]) -> (Option<i64>, Option<u32>) {
 impl IndexedFile {
     fn line_count(&self) -> usize {
         self.line_starts.len()
-    }
-
-    /// For a file without a date in its name, the day (UTC, days since 1970-01-01) it was last
-    /// modified, as its stamp says; `None` for a dated note or where the platform gave no time.
-    fn written(&self) -> Option<i64> {
-        const DAY: u64 = 24 * 60 * 60;
-        if self.day.is_some() {
-            return None;
-        }
-        let since = self.stamp.modified?.duration_since(UNIX_EPOCH).ok()?;
-        i64::try_from(since.as_secs() / DAY).ok()
     }
 
     /// The terms of the lines of `range`, in order (repeats included): a chunk's tokens.
@@ -1167,62 +1155,6 @@ mod tests {
                 "memory/2026-03-14-0910.md"
             ],
             "{hits:#?}"
-        );
-    }
-
-    #[test]
-    fn a_topic_note_untouched_since_before_a_change_follows_the_note_recording_it() {
-        let dir = TempDir::new().unwrap();
-        // The topic note matches best, and the class moved after it was last written.
-        write(
-            dir.path(),
-            "memory/pottery.md",
-            "# Pottery\n\n- Clay Coyote class: Wednesday nights, the Clay Coyote class night\n",
-        );
-        write(
-            dir.path(),
-            "memory/2026-01-14.md",
-            "- First class at Clay Coyote, Wednesday night.\n",
-        );
-        write(
-            dir.path(),
-            "memory/2026-09-10.md",
-            "- Clay Coyote moved my class to Thursday nights.\n",
-        );
-        write_filler_notes(dir.path(), "2026-02", "- Walked to work.");
-        let pages = |dir: &TempDir| {
-            let hits = index(dir).search("clay coyote class night", 5, None);
-            let pages: Vec<String> = hits.iter().map(|h| h.path.to_string()).collect();
-            pages
-        };
-        // Written now (as a checkout or a restore leaves it): it may hold the change, and the
-        // better match comes first.
-        assert_eq!(
-            pages(&dir)[..3],
-            [
-                "memory/pottery.md",
-                "memory/2026-09-10.md",
-                "memory/2026-01-14.md"
-            ]
-        );
-        // Last written in February: it cannot hold September's change.
-        let february = UNIX_EPOCH
-            + std::time::Duration::from_secs(
-                u64::try_from(crate::paths::parse_day("2026-02-20").unwrap()).unwrap() * 86_400,
-            );
-        std::fs::File::options()
-            .write(true)
-            .open(dir.path().join("memory/pottery.md"))
-            .unwrap()
-            .set_modified(february)
-            .unwrap();
-        assert_eq!(
-            pages(&dir)[..3],
-            [
-                "memory/2026-09-10.md",
-                "memory/pottery.md",
-                "memory/2026-01-14.md"
-            ]
         );
     }
 

@@ -5,11 +5,8 @@
 //! (the curated MEMORY.md and USER.md, a note without a date in its name) holds the state as of
 //! the newest note, so it counts as new as the group's newest dated statement, and between the
 //! two relevance decides (unless a note records leaving its value: see
-//! [`change`](super::change)). But a file nobody has modified since before that statement's day
-//! cannot state it: it counts as of the day it was last written ("Pottery: Wednesday nights" in
-//! a topic note untouched since February, after a September note "moved my class to Thursday").
-//! No score threshold decides it: relevance says which subjects make the page, dates say which
-//! statement of a subject comes first.
+//! [`change`](super::change)). No score threshold decides it: relevance says which subjects
+//! make the page, dates say which statement of a subject comes first.
 
 /// What ordering within a group needs to know of one ranked window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,9 +17,6 @@ pub struct Fact {
     pub terms: u64,
     /// The note's day; `None` for undated files (the curated ones, notes named without a date).
     pub day: Option<i64>,
-    /// For an undated file, the day (UTC) it was last modified, where the file system says;
-    /// `None` for dated notes.
-    pub written: Option<i64>,
     /// When in its day the note was saved, where it says (a session-memory note); `None` for
     /// every other file.
     pub time: Option<u32>,
@@ -70,13 +64,9 @@ pub fn newest_first<T>(
         // A curated statement is as new as the newest dated one beside it. (Counted newest of
         // all, it took the first place from the note that states a fact in full, however much
         // better that note matched: 0.028 nDCG@5 lower on the tuned set, the same on both
-        // held-out sets.) Unless it was last written before that one's day.
+        // held-out sets.)
         let newest = places.iter().filter_map(|&i| facts[i].day).max();
-        let day = |i: usize| {
-            facts[i]
-                .day
-                .or_else(|| newest.map(|newest| undated_day(newest, facts[i].written)))
-        };
+        let day = |i: usize| facts[i].day.or(newest);
         let mut members = places.clone();
         members.sort_by_key(|&i| (facts[i].replaced, std::cmp::Reverse(day(i)), i));
         later_first(&mut members, &facts, day);
@@ -87,19 +77,6 @@ pub fn newest_first<T>(
     }
     let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
     order.into_iter().filter_map(|i| slots[i].take()).collect()
-}
-
-/// The day an undated statement counts as in a group whose newest dated statement is of day
-/// `newest`: that day, unless the file was last written at least a whole day before it (a day
-/// of slack, as the file system's day is UTC and a note's day is local), when it cannot state
-/// that statement and counts as of the day it was written. A file restored or checked out
-/// since carries a later time and keeps the newest day: the rule can only keep a file that
-/// was left alone from passing for a newer one.
-fn undated_day(newest: i64, written: Option<i64>) -> i64 {
-    match written {
-        Some(written) if written < newest - 1 => written,
-        _ => newest,
-    }
 }
 
 /// Within each run of `members` of one day (and as replaced), the ones whose notes say when
@@ -139,7 +116,6 @@ mod tests {
             subject,
             terms: subject,
             day,
-            written: None,
             time: None,
             replaced,
         }
@@ -191,30 +167,6 @@ mod tests {
             ("user", f(0b11, None, false)),
         ];
         assert_eq!(order(items), ["memory", "user"]);
-    }
-
-    #[test]
-    fn an_undated_file_left_alone_since_before_the_newest_note_counts_as_of_when_it_was_written() {
-        let written = |day: i64| Fact {
-            written: Some(day),
-            ..f(0b11, None, false)
-        };
-        let items = |topic: Fact| {
-            vec![
-                ("topic", topic),
-                ("new", f(0b11, Some(20), false)),
-                ("old", f(0b11, Some(10), false)),
-            ]
-        };
-        // Last written on day 15: after the note of day 20, before the one of day 10.
-        assert_eq!(order(items(written(15))), ["new", "topic", "old"]);
-        // On day 5: after both.
-        assert_eq!(order(items(written(5))), ["new", "old", "topic"]);
-        // The day before the newest note's, or later, may be that day locally: a tie, and
-        // relevance decides, as when the file system gives no time.
-        for topic in [written(19), written(20), written(40), f(0b11, None, false)] {
-            assert_eq!(order(items(topic)), ["topic", "new", "old"]);
-        }
     }
 
     #[test]

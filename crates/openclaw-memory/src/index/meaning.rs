@@ -262,7 +262,6 @@ impl MemoryIndex {
                 subject: key.map_or(0, |q| 1 << q),
                 terms,
                 day: file.and_then(|f| f.day),
-                written: file.and_then(IndexedFile::written),
                 time: file.and_then(|f| f.time),
                 // A guess never quotes a replaced fact.
                 replaced: false,

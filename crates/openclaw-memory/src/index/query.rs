@@ -408,7 +408,6 @@ impl MemoryIndex {
             terms: mask,
             // Undated files (MEMORY.md, USER.md, notes named without a date) have none.
             day: file.and_then(|f| f.day),
-            written: file.and_then(IndexedFile::written),
             time: file.and_then(|f| f.time),
             replaced: r.replaced,
         }
