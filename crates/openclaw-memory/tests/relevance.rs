@@ -504,6 +504,43 @@ fn workspace(set: &Path, labels: &Value) -> PathBuf {
         .map_or_else(|| set.join("workspace"), |dir| set.join(dir))
 }
 
+/// The workspace the search reads: a set's workspace as it is, or, for a set that says when
+/// its undated files were last modified (`mtimes.json`: path under the workspace → `YYYY-MM-DD`,
+/// as the set's story has them; git keeps no modification times), a copy of it with those days
+/// (noon UTC) as the files' modification times, made once per run.
+fn timed_workspace(set: &Path, labels: &Value) -> anyhow::Result<PathBuf> {
+    static COPIES: OnceLock<std::sync::Mutex<HashMap<PathBuf, tempfile::TempDir>>> =
+        OnceLock::new();
+    let times = set.join("mtimes.json");
+    if !times.is_file() {
+        return Ok(workspace(set, labels));
+    }
+    let mut copies = COPIES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(copy) = copies.get(set) {
+        return Ok(copy.path().to_path_buf());
+    }
+    let copy = tempfile::tempdir()?;
+    common::copy_tree(&workspace(set, labels), copy.path())?;
+    let days: BTreeMap<String, String> = serde_json::from_str(&std::fs::read_to_string(&times)?)
+        .with_context(|| format!("{}", times.display()))?;
+    for (file, day) in &days {
+        let day = openclaw_memory::parse_day(day)
+            .with_context(|| format!("{}: {day:?} is no day", times.display()))?;
+        let noon = u64::try_from(day)? * 86_400 + 12 * 3_600;
+        std::fs::File::options()
+            .append(true)
+            .open(copy.path().join(file))
+            .with_context(|| format!("{}: {file}", times.display()))?
+            .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(noon))?;
+    }
+    let path = copy.path().to_path_buf();
+    copies.insert(set.to_path_buf(), copy);
+    Ok(path)
+}
+
 /// A set's `queries.json`, checked against its workspace (see [`check_spans`]).
 fn labels(set: &Path) -> anyhow::Result<Value> {
     let path = set.join("queries.json");
@@ -542,6 +579,37 @@ fn check_spans(workspace: &Path, labels: &Value) -> anyhow::Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// A set's `mtimes.json` is what the search reads: every file it names carries that day as
+/// its modification time in the workspace the index is built from, and the files are the
+/// set's own, unchanged.
+#[test]
+fn a_set_is_read_with_the_modification_days_it_gives() -> anyhow::Result<()> {
+    let mut timed = 0;
+    for (_, set) in every_set() {
+        let Ok(text) = std::fs::read_to_string(set.join("mtimes.json")) else {
+            continue;
+        };
+        timed += 1;
+        let labels = labels(&set)?;
+        let root = timed_workspace(&set, &labels)?;
+        assert_ne!(root, workspace(&set, &labels));
+        let days: BTreeMap<String, String> = serde_json::from_str(&text)?;
+        for (file, day) in &days {
+            let modified = std::fs::metadata(root.join(file))?
+                .modified()?
+                .duration_since(std::time::UNIX_EPOCH)?;
+            let on = i64::try_from(modified.as_secs() / 86_400)?;
+            assert_eq!(Some(on), openclaw_memory::parse_day(day), "{file}");
+            assert_eq!(
+                std::fs::read(root.join(file))?,
+                std::fs::read(workspace(&set, &labels).join(file))?
+            );
+        }
+    }
+    assert!(timed > 0, "no set gives modification days");
     Ok(())
 }
 
@@ -634,7 +702,7 @@ fn searcher(
     options: RankOptions,
     model: Option<Arc<WordModel>>,
 ) -> anyhow::Result<MemoryIndex> {
-    let mut index = MemoryIndex::new(MemoryStore::new(workspace(set, labels)), options);
+    let mut index = MemoryIndex::new(MemoryStore::new(timed_workspace(set, labels)?), options);
     index.refresh()?;
     index.use_word_model(model);
     Ok(index)
