@@ -507,20 +507,15 @@ fn workspace(set: &Path, labels: &Value) -> PathBuf {
 /// The workspace the search reads: a set's workspace as it is, or, for a set that says when
 /// its undated files were last modified (`mtimes.json`: path under the workspace → `YYYY-MM-DD`,
 /// as the set's story has them; git keeps no modification times), a copy of it with those days
-/// (noon UTC) as the files' modification times, made once per run.
-fn timed_workspace(set: &Path, labels: &Value) -> anyhow::Result<PathBuf> {
-    static COPIES: OnceLock<std::sync::Mutex<HashMap<PathBuf, tempfile::TempDir>>> =
-        OnceLock::new();
+/// (noon UTC) as the files' modification times. The copy is returned with its path and removed
+/// when dropped: an index keeps the text it read, so it may go once the index has refreshed.
+fn timed_workspace(
+    set: &Path,
+    labels: &Value,
+) -> anyhow::Result<(PathBuf, Option<tempfile::TempDir>)> {
     let times = set.join("mtimes.json");
     if !times.is_file() {
-        return Ok(workspace(set, labels));
-    }
-    let mut copies = COPIES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(copy) = copies.get(set) {
-        return Ok(copy.path().to_path_buf());
+        return Ok((workspace(set, labels), None));
     }
     let copy = tempfile::tempdir()?;
     common::copy_tree(&workspace(set, labels), copy.path())?;
@@ -536,9 +531,7 @@ fn timed_workspace(set: &Path, labels: &Value) -> anyhow::Result<PathBuf> {
             .with_context(|| format!("{}: {file}", times.display()))?
             .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(noon))?;
     }
-    let path = copy.path().to_path_buf();
-    copies.insert(set.to_path_buf(), copy);
-    Ok(path)
+    Ok((copy.path().to_path_buf(), Some(copy)))
 }
 
 /// A set's `queries.json`, checked against its workspace (see [`check_spans`]).
@@ -594,7 +587,8 @@ fn a_set_is_read_with_the_modification_days_it_gives() -> anyhow::Result<()> {
         };
         timed += 1;
         let labels = labels(&set)?;
-        let root = timed_workspace(&set, &labels)?;
+        let (root, copy) = timed_workspace(&set, &labels)?;
+        assert!(copy.is_some());
         assert_ne!(root, workspace(&set, &labels));
         let days: BTreeMap<String, String> = serde_json::from_str(&text)?;
         for (file, day) in &days {
@@ -702,7 +696,9 @@ fn searcher(
     options: RankOptions,
     model: Option<Arc<WordModel>>,
 ) -> anyhow::Result<MemoryIndex> {
-    let mut index = MemoryIndex::new(MemoryStore::new(timed_workspace(set, labels)?), options);
+    // The copy (if any) goes when this returns: the index holds what it read.
+    let (root, _copy) = timed_workspace(set, labels)?;
+    let mut index = MemoryIndex::new(MemoryStore::new(root), options);
     index.refresh()?;
     index.use_word_model(model);
     Ok(index)
