@@ -22,7 +22,8 @@
 //! `DIR/queries.json`) as a held-out set. `RELEVANCE_ABLATION=1` prints the ablation table (each
 //! set, then each component pooled over the held-out and over the tuning sets with paired
 //! intervals) and `RELEVANCE_CEILING=1` the best a perfect re-ranker could do with the
-//! candidates the search finds. `cargo test -p openclaw-memory --test relevance --
+//! candidates the search finds. `RELEVANCE_PAGES=DIR` writes every set's pages for re-rankers
+//! measured outside the server. `cargo test -p openclaw-memory --test relevance --
 //! --nocapture` shows the tables.
 #![expect(
     clippy::cast_precision_loss,
@@ -1995,6 +1996,53 @@ fn ceiling_row(set: &Path, model: Option<&Arc<WordModel>>) -> anyhow::Result<Vec
         }
     }
     Ok(row)
+}
+
+/// Writes every set's pages, as the relevance test scores them, for re-rankers measured outside
+/// the server (`bench/model_fusion.py`): `DIR/<set directory>-<words|model>.json`, a list of
+/// `{"query", "hits": [{"file", "start", "end", "weak"}]}` in the set's query order. Run with
+/// `RELEVANCE_PAGES=DIR`. The held-out sets' pages are written too, for a script that prints
+/// their totals only; reading them per query would make them tuning sets.
+#[test]
+fn pages_for_rerankers_outside_the_server() -> anyhow::Result<()> {
+    let Some(dir) = std::env::var_os("RELEVANCE_PAGES").map(PathBuf::from) else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut configurations = vec![("words", None)];
+    configurations.extend(word_model().map(|model| ("model", Some(model))));
+    for (_, set) in every_set() {
+        let labels = labels(&set)?;
+        let today = today(&labels);
+        let name = set
+            .file_name()
+            .and_then(|n| n.to_str())
+            .context("a set directory's name")?;
+        for (configuration, model) in &configurations {
+            let index = searcher(&set, &labels, RankOptions::default(), model.clone())?;
+            let mut pages = Vec::new();
+            for query in labels["queries"].as_array().context("queries")? {
+                let text = query["query"].as_str().context("query text")?;
+                let hits: Vec<Value> = index
+                    .search(text, K, today)
+                    .iter()
+                    .map(|hit| {
+                        serde_json::json!({
+                            "file": hit.path.to_string(),
+                            "start": hit.start_line,
+                            "end": hit.end_line,
+                            "weak": hit.weak,
+                        })
+                    })
+                    .collect();
+                pages.push(serde_json::json!({"query": text, "hits": hits}));
+            }
+            let path = dir.join(format!("{name}-{configuration}.json"));
+            std::fs::write(&path, serde_json::to_vec(&pages)?)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// One index has seen notes edited, removed, put back and added then removed, as a
