@@ -27,17 +27,15 @@ The model is given as `model_recall.py` takes it (potion:DIR, onnx:FILE:TOKENIZE
 """
 import hashlib
 import json
-import math
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model_recall import load, workspace_lines  # noqa: E402
+from model_recall import TOP, load, ndcg, overlaps, workspace_lines  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures")
-TOP = 5
 CLOSEST = 10
 RRF_K = 60
 GUESS_LIMIT = 2
@@ -46,24 +44,6 @@ TUNING = ["relevance", "relevance-lookups", "relevance-changes", "relevance-hold
 HELD_OUT = ["relevance-holdout"] + [
     f"relevance-holdout-{n}" for n in (2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13)
 ]
-
-
-def overlaps(a, b):
-    return a["file"] == b["file"] and a["start"] <= b["end"] and b["start"] <= a["end"]
-
-
-def ndcg(hits, spans):
-    credited = [False] * len(spans)
-    dcg = 0.0
-    for rank, hit in enumerate(hits[:TOP]):
-        best = 0
-        for i, span in enumerate(spans):
-            if overlaps(span, hit) and not credited[i]:
-                best, credited[i] = max(best, span["grade"]), True
-        dcg += (2**best - 1) / math.log2(rank + 2)
-    ideal = sorted((s["grade"] for s in spans), reverse=True)[:TOP]
-    best_dcg = sum((2**g - 1) / math.log2(rank + 2) for rank, g in enumerate(ideal))
-    return dcg / best_dcg if best_dcg else 0.0
 
 
 def stale(hits, spans, superseded):

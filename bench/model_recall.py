@@ -134,21 +134,27 @@ def found_shares(model, labelled_set):
             for s in answers
         )
         kinds.setdefault(query["kind"], []).append(found)
-        ndcgs.append(ndcg([lines[i][:2] for i in closest], query["relevant"]))
+        hits = [{"file": lines[i][0], "start": lines[i][1], "end": lines[i][1]} for i in closest]
+        ndcgs.append(ndcg(hits, query["relevant"]))
     every = [f for found in kinds.values() for f in found]
     per_kind = {kind: np.mean(found) for kind, found in sorted(kinds.items())}
     return np.mean(every), np.mean(ndcgs), per_kind
 
 
+def overlaps(a, b):
+    """Whether two spans (`file`, `start`, `end`, lines inclusive) share a line."""
+    return a["file"] == b["file"] and a["start"] <= b["end"] and b["start"] <= a["end"]
+
+
 def ndcg(hits, spans):
-    """nDCG@TOP of one-line hits (file, line) against graded spans, as the relevance test
+    """nDCG@TOP of hits (`file`, `start`, `end`) against graded spans, as the relevance test
     computes it."""
     credited = [False] * len(spans)
     dcg = 0.0
-    for rank, (file, line) in enumerate(hits[:TOP]):
+    for rank, hit in enumerate(hits[:TOP]):
         best = 0
         for i, span in enumerate(spans):
-            if span["file"] == file and span["start"] <= line <= span["end"] and not credited[i]:
+            if overlaps(span, hit) and not credited[i]:
                 best, credited[i] = max(best, span["grade"]), True
         dcg += (2**best - 1) / np.log2(rank + 2)
     ideal = sorted((s["grade"] for s in spans), reverse=True)[:TOP]

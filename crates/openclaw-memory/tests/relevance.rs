@@ -2026,11 +2026,12 @@ fn pages_for_rerankers_outside_the_server() -> anyhow::Result<()> {
                 let hits: Vec<Value> = index
                     .search(text, K, today)
                     .iter()
+                    .map(Hit::from)
                     .map(|hit| {
                         serde_json::json!({
-                            "file": hit.path.to_string(),
-                            "start": hit.start_line,
-                            "end": hit.end_line,
+                            "file": hit.file,
+                            "start": hit.start,
+                            "end": hit.end,
                             "weak": hit.weak,
                         })
                     })
